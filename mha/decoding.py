@@ -1,0 +1,52 @@
+"""Autoregressive greedy decoding, with or without a KV cache."""
+from __future__ import annotations
+
+import torch
+
+from .transformer import Transformer
+
+
+@torch.no_grad()
+def greedy_decode(
+    model: Transformer,
+    src: torch.Tensor,
+    max_len: int,
+    bos_id: int,
+    eos_id: int | None,
+    use_cache: bool = True,
+    src_mask: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """Generate target ids ``[B, <= max_len]``, one token per step, starting from ``bos_id``.
+
+    Each step feeds what has been generated so far, keeps only the *last* position's
+    logits, and appends their argmax. A row that has produced ``eos_id`` is finished and
+    padded with ``eos_id``; decoding stops once every row is finished (never early when
+    ``eos_id`` is ``None``). The output includes the leading ``bos_id``.
+
+    ``use_cache=True`` keeps every layer's keys and values (:class:`mha.KVCache`), so each
+    step projects only the newest token; ``use_cache=False`` re-runs the whole prefix.
+    Both give the same tokens. The model runs in eval mode and is put back as it was.
+    """
+    if max_len < 1:
+        raise ValueError(f"max_len counts the leading bos token, so it must be >= 1; got {max_len}")
+    was_training = model.training
+    model.eval()
+    try:
+        memory = model.encode(src, src_mask)
+        B = src.shape[0]
+        tokens = torch.full((B, 1), bos_id, dtype=torch.long, device=src.device)
+        finished = torch.zeros(B, dtype=torch.bool, device=src.device)
+        caches = model.new_caches() if use_cache else None
+        for _ in range(max_len - 1):
+            step_input = tokens[:, -1:] if use_cache else tokens
+            logits = model.decode(step_input, memory, src_mask, caches=caches)
+            next_token = logits[:, -1].argmax(dim=-1)  # [B]: only the last position matters
+            if eos_id is not None:
+                next_token = next_token.masked_fill(finished, eos_id)
+                finished |= next_token == eos_id
+            tokens = torch.cat([tokens, next_token[:, None]], dim=1)
+            if eos_id is not None and finished.all():
+                break
+        return tokens
+    finally:
+        model.train(was_training)

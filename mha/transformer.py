@@ -1,0 +1,188 @@
+"""The encoder-decoder Transformer, built from this package's own pieces."""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn as nn
+
+from .cache import KVCache
+from .masks import causal_mask
+from .multihead import MultiHeadAttention
+from .norms import LayerNorm
+from .positional import sinusoidal_positions
+
+
+class FeedForward(nn.Module):
+    """Position-wise FFN: ``[B, L, d_model] -> [B, L, d_ff] -> ReLU -> [B, L, d_model]``.
+
+    The same two linear maps are applied to every position independently; this is where
+    most of a Transformer's parameters live (``d_ff`` is usually ``4 * d_model``).
+    """
+
+    def __init__(self, d_model: int, d_ff: int, dropout: float = 0.0):
+        super().__init__()
+        self.expand = nn.Linear(d_model, d_ff)
+        self.contract = nn.Linear(d_ff, d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.contract(self.dropout(torch.relu(self.expand(x))))
+
+
+class _ResidualLayer(nn.Module):
+    """Residual wiring shared by both layer types: Post-LN or Pre-LN."""
+
+    def __init__(self, dropout: float, norm_first: bool):
+        super().__init__()
+        self.norm_first = norm_first
+        self.dropout = nn.Dropout(dropout)
+
+    def residual(self, x, norm, sublayer):
+        """Post-LN: ``norm(x + f(x))`` (the 2017 paper); Pre-LN: ``x + f(norm(x))``.
+
+        ``sublayer`` may return ``(y, extra)``; ``extra`` (attention weights) is passed on.
+        """
+        y = sublayer(norm(x) if self.norm_first else x)
+        y, extra = y if isinstance(y, tuple) else (y, None)
+        x = x + self.dropout(y)
+        return (x if self.norm_first else norm(x)), extra
+
+
+class EncoderLayer(_ResidualLayer):
+    """Self-attention and FFN, each wrapped in a residual connection and a LayerNorm."""
+
+    def __init__(self, d_model, num_heads, d_ff, dropout=0.0, norm_first=False, num_kv_heads=None):
+        super().__init__(dropout, norm_first)
+        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout, num_kv_heads=num_kv_heads)
+        self.ff = FeedForward(d_model, d_ff, dropout)
+        self.norm1, self.norm2 = LayerNorm(d_model), LayerNorm(d_model)
+
+    def forward(self, x, mask=None, need_weights=False):
+        """``x`` ``[B, S, D]`` -> ``([B, S, D], self-attention weights [B, H, S, S] | None)``."""
+        x, weights = self.residual(
+            x, self.norm1, lambda h: self.self_attn(h, mask=mask, need_weights=need_weights))
+        x, _ = self.residual(x, self.norm2, self.ff)
+        return x, weights
+
+
+class DecoderLayer(_ResidualLayer):
+    """Masked self-attention, cross-attention to the encoder memory, then the FFN."""
+
+    def __init__(self, d_model, num_heads, d_ff, dropout=0.0, norm_first=False, num_kv_heads=None):
+        super().__init__(dropout, norm_first)
+        self.self_attn = MultiHeadAttention(d_model, num_heads, dropout, num_kv_heads=num_kv_heads)
+        self.cross_attn = MultiHeadAttention(d_model, num_heads, dropout, num_kv_heads=num_kv_heads)
+        self.ff = FeedForward(d_model, d_ff, dropout)
+        self.norm1, self.norm2, self.norm3 = LayerNorm(d_model), LayerNorm(d_model), LayerNorm(d_model)
+
+    def forward(self, x, memory, self_mask=None, memory_mask=None, caches=None,
+                need_weights=False):
+        """``x`` ``[B, T, D]``, ``memory`` ``[B, S, D]`` -> ``[B, T, D]`` and the weights.
+
+        Queries come from the decoder (``x``); in cross-attention keys and values come from
+        the encoder ``memory``. ``caches`` is ``(self_cache, cross_cache)`` when decoding
+        step by step.
+        """
+        self_cache, cross_cache = caches if caches is not None else (None, None)
+        x, self_w = self.residual(x, self.norm1, lambda h: self.self_attn(
+            h, mask=self_mask, need_weights=need_weights, cache=self_cache))
+        x, cross_w = self.residual(x, self.norm2, lambda h: self.cross_attn(
+            h, memory, mask=memory_mask, need_weights=need_weights, cache=cross_cache))
+        x, _ = self.residual(x, self.norm3, self.ff)
+        return x, (self_w, cross_w)
+
+
+class Transformer(nn.Module):
+    """Encoder-decoder Transformer for sequence-to-sequence tasks.
+
+    Masks follow the package convention (boolean, ``True`` = may attend):
+    ``src_mask`` (e.g. :func:`mha.padding_mask` ``[B, 1, 1, S]``) masks the encoder's
+    self-attention *and* the decoder's cross-attention; the decoder's self-attention is
+    always causal, and ``tgt_mask`` (e.g. target padding) is combined with that.
+    ``norm_first=True`` gives the Pre-LN variant, with a final LayerNorm on both stacks.
+    """
+
+    def __init__(self, src_vocab, tgt_vocab, d_model, num_heads, num_layers, d_ff,
+                 dropout=0.0, norm_first=False, max_len=512, num_kv_heads=None):
+        super().__init__()
+        self.d_model, self.max_len = d_model, max_len
+        self.src_embed = nn.Embedding(src_vocab, d_model)
+        self.tgt_embed = nn.Embedding(tgt_vocab, d_model)
+        self.register_buffer("positions", sinusoidal_positions(max_len, d_model), persistent=False)
+        layer_args = (d_model, num_heads, d_ff, dropout, norm_first, num_kv_heads)
+        self.encoder_layers = nn.ModuleList(EncoderLayer(*layer_args) for _ in range(num_layers))
+        self.decoder_layers = nn.ModuleList(DecoderLayer(*layer_args) for _ in range(num_layers))
+        # Pre-LN leaves the residual stream un-normalised, so each stack ends with a norm.
+        self.encoder_norm = LayerNorm(d_model) if norm_first else nn.Identity()
+        self.decoder_norm = LayerNorm(d_model) if norm_first else nn.Identity()
+        self.generator = nn.Linear(d_model, tgt_vocab)
+        self.dropout = nn.Dropout(dropout)
+
+    def _embed(self, tokens: torch.Tensor, table: nn.Embedding, start: int = 0) -> torch.Tensor:
+        """Token ids ``[B, T]`` -> ``[B, T, D]``: scaled embeddings plus positions."""
+        if tokens.dim() != 2:
+            raise ValueError(
+                f"token ids must be a 2-D tensor [B, T]; got shape {list(tokens.shape)}")
+        end = start + tokens.shape[1]
+        if end > self.max_len:
+            raise ValueError(
+                f"sequence positions {start}..{end - 1} exceed max_len={self.max_len}; "
+                f"build the Transformer with a larger max_len")
+        x = table(tokens) * math.sqrt(self.d_model) + self.positions[start:end]
+        return self.dropout(x)
+
+    def encode(self, src, src_mask=None, need_weights=False):
+        """Source ids ``[B, S]`` -> memory ``[B, S, D]`` (and per-layer weights if asked)."""
+        x = self._embed(src, self.src_embed)
+        all_weights = []
+        for layer in self.encoder_layers:
+            x, weights = layer(x, src_mask, need_weights)
+            all_weights.append(weights)
+        x = self.encoder_norm(x)
+        return (x, all_weights) if need_weights else x
+
+    def decode(self, tgt, memory, src_mask=None, tgt_mask=None, caches=None,
+               need_weights=False):
+        """Target ids ``[B, T]`` -> logits ``[B, T, tgt_vocab]``.
+
+        With ``caches`` (from :meth:`new_caches`), ``tgt`` holds only the new tokens; they
+        are placed after the cached ones, for both the positions and the causal mask.
+        """
+        start = len(caches[0][0]) if caches is not None else 0
+        x = self._embed(tgt, self.tgt_embed, start)
+        T = tgt.shape[1]
+        # The new queries are the last T of start + T positions: bottom-right alignment.
+        self_mask = causal_mask(T, start + T, device=tgt.device)
+        if tgt_mask is not None:
+            self_mask = self_mask & tgt_mask
+        all_weights = []
+        for i, layer in enumerate(self.decoder_layers):
+            x, weights = layer(x, memory, self_mask, src_mask,
+                               caches[i] if caches is not None else None, need_weights)
+            all_weights.append(weights)
+        logits = self.generator(self.decoder_norm(x))
+        return (logits, all_weights) if need_weights else logits
+
+    def forward(self, src, tgt, src_mask=None, tgt_mask=None):
+        """Teacher forcing: ``src`` ``[B, S]``, ``tgt`` ``[B, T]`` -> logits ``[B, T, V]``.
+
+        All ``T`` target positions are predicted in one parallel pass; the causal mask
+        stops position ``t`` from seeing targets after ``t``.
+        """
+        return self.decode(tgt, self.encode(src, src_mask), src_mask, tgt_mask)
+
+    def attention_maps(self, src, tgt, src_mask=None, tgt_mask=None) -> dict:
+        """Per-layer attention weights of a teacher-forced pass, for inspection.
+
+        Returns ``{"encoder": [...], "decoder_self": [...], "decoder_cross": [...]}``,
+        one ``[B, H, L, S]`` tensor per layer.
+        """
+        memory, enc = self.encode(src, src_mask, need_weights=True)
+        _, dec = self.decode(tgt, memory, src_mask, tgt_mask, need_weights=True)
+        return {"encoder": enc, "decoder_self": [w[0] for w in dec],
+                "decoder_cross": [w[1] for w in dec]}
+
+    def new_caches(self) -> list[tuple[KVCache, KVCache]]:
+        """Empty ``(self-attention, cross-attention)`` caches, one pair per decoder layer."""
+        return [(KVCache(), KVCache(static=True)) for _ in self.decoder_layers]
