@@ -16,6 +16,8 @@ from .norms import BatchNorm, LayerNorm
 from .positional import sinusoidal_positions
 from .transformer import DecoderLayer, EncoderLayer, FeedForward, Transformer
 
+from . import example
+
 __version__ = "0.1.0"
 
 __all__ = [
