@@ -1,0 +1,182 @@
+"""Training and evaluation helpers for the number-words task (:mod:`mha.numerals`).
+
+* training uses *teacher forcing*: the decoder reads the gold target shifted right by
+  one (``<bos>`` first) and predicts every position in one parallel forward pass;
+* evaluation measures both the teacher-forced :func:`token_accuracy` and the
+  free-running :func:`exact_match` of :func:`mha.greedy_decode`, whose gap is the
+  price of exposure bias.
+"""
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import torch
+import torch.nn.functional as F
+
+from .decoding import greedy_decode
+from .numerals import (BOS_ID, EOS_ID, PAD_ID, SRC_VOCAB, TGT_VOCAB, Batch, decode_target,
+                       make_batch, random_batches, split_numbers)
+from .transformer import Transformer
+
+
+def shift_right(labels: torch.Tensor, bos_id: int = BOS_ID) -> torch.Tensor:
+    """Decoder input for teacher forcing: ``<bos>`` then the labels, one step late.
+
+    ``labels`` ``[B, T]`` = ``y_1 .. y_n <eos> <pad>..`` -> ``[B, T]`` =
+    ``<bos> y_1 .. y_n ..``: position ``t`` of the input holds the token *before*
+    label ``t``, so predicting ``labels[:, t]`` from inputs ``0..t`` is next-token
+    prediction. The last label column is never an input.
+    """
+    if labels.dim() != 2:
+        raise ValueError(f"labels must be [B, T]; got shape {list(labels.shape)}")
+    bos = torch.full_like(labels[:, :1], bos_id)
+    return torch.cat([bos, labels[:, :-1]], dim=1)
+
+
+def teacher_forced_logits(model: Transformer, batch: Batch) -> torch.Tensor:
+    """One forward pass over the whole shifted target: logits ``[B, T, V]``."""
+    return model(batch.src, shift_right(batch.labels), src_mask=batch.src_mask)
+
+
+def sequence_loss(logits: torch.Tensor, labels: torch.Tensor, pad_id: int = PAD_ID) -> torch.Tensor:
+    """Mean cross-entropy over the non-padding label positions."""
+    return F.cross_entropy(logits.flatten(0, 1), labels.flatten(), ignore_index=pad_id)
+
+
+def token_accuracy(logits: torch.Tensor, labels: torch.Tensor, pad_id: int = PAD_ID) -> float:
+    """Fraction of non-padding positions whose argmax equals the label.
+
+    ``logits`` ``[B, T, V]`` (or already-chosen ids ``[B, T]``), ``labels`` ``[B, T]``.
+    """
+    predicted = logits.argmax(-1) if logits.dim() == 3 else logits
+    if predicted.shape != labels.shape:
+        raise ValueError(f"predictions {list(predicted.shape)} and labels "
+                         f"{list(labels.shape)} must have the same shape")
+    real = labels != pad_id
+    return ((predicted == labels) & real).sum().item() / max(1, real.sum().item())
+
+
+def exact_match(predictions: Sequence[str], references: Sequence[str]) -> float:
+    """Fraction of predicted strings equal to their reference (whole output right)."""
+    if len(predictions) != len(references):
+        raise ValueError(f"{len(predictions)} predictions but {len(references)} references")
+    if not references:
+        raise ValueError("exact_match needs at least one example")
+    return sum(p == r for p, r in zip(predictions, references)) / len(references)
+
+
+def translate(model: Transformer, batch: Batch, use_cache: bool = True,
+              max_len: int = 8) -> list[str]:
+    """Free-running greedy decoding of a batch -> digit strings."""
+    out = greedy_decode(model, batch.src, max_len, BOS_ID, EOS_ID, use_cache=use_cache,
+                        src_mask=batch.src_mask)
+    return [decode_target(row) for row in out.tolist()]
+
+
+@torch.no_grad()
+def evaluate(model: Transformer, numbers: Sequence[int]) -> dict[str, float]:
+    """Teacher-forced loss and token accuracy, and free-running exact match."""
+    was_training = model.training
+    model.eval()
+    try:
+        batch = make_batch(numbers)
+        logits = teacher_forced_logits(model, batch)
+        return {
+            "loss": sequence_loss(logits, batch.labels).item(),
+            "token_accuracy": token_accuracy(logits, batch.labels),
+            "exact_match": exact_match(translate(model, batch), batch.targets),
+        }
+    finally:
+        model.train(was_training)
+
+
+def build_model(num_heads: int = 4, d_model: int = 64, num_layers: int = 2,
+                d_ff: int = 128, seed: int = 0, **kwargs) -> Transformer:
+    """A small encoder-decoder for the numerals task, initialised from ``seed``."""
+    torch.manual_seed(seed)
+    return Transformer(len(SRC_VOCAB), len(TGT_VOCAB), d_model, num_heads, num_layers, d_ff,
+                       max_len=kwargs.pop("max_len", 512), **kwargs)
+
+
+@dataclass
+class History:
+    """What :func:`train` records: the loss per step and periodic evaluations."""
+
+    loss: list[float] = field(default_factory=list)
+    eval_step: list[int] = field(default_factory=list)
+    token_accuracy: list[float] = field(default_factory=list)
+    exact_match: list[float] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def train(model: Transformer, numbers: Sequence[int], steps: int = 1500,
+          batch_size: int = 64, lr: float = 3e-3, warmup: int = 100, seed: int = 0,
+          eval_numbers: Sequence[int] | None = None, eval_every: int = 0,
+          progress: bool = False) -> History:
+    """Teacher-forced training with Adam, linear warm-up then cosine decay to zero.
+
+    Batches come from :func:`mha.numerals.random_batches` with ``seed``, so two calls
+    with the same arguments on a freshly built model follow the same path. Every
+    ``eval_every`` steps (0 = never) the model is scored on ``eval_numbers`` with
+    :func:`evaluate`. ``progress=True`` shows a tqdm bar on stdout.
+    """
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98))
+
+    def schedule(step: int) -> float:
+        if step < warmup:
+            return (step + 1) / warmup
+        return 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, steps - warmup)))
+
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
+    history = History()
+    batches = random_batches(numbers, batch_size, steps, seed)
+    bar = None
+    if progress:
+        from tqdm import tqdm
+        bar = tqdm(total=steps, file=sys.stdout, desc="training", mininterval=0.5)
+    start = time.perf_counter()
+    model.train()
+    for step, batch in enumerate(batches, start=1):
+        loss = sequence_loss(teacher_forced_logits(model, batch), batch.labels)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        scheduler.step()
+        history.loss.append(loss.item())
+        if eval_numbers is not None and eval_every and (step % eval_every == 0 or step == steps):
+            scores = evaluate(model, eval_numbers)
+            history.eval_step.append(step)
+            history.token_accuracy.append(scores["token_accuracy"])
+            history.exact_match.append(scores["exact_match"])
+        if bar is not None:
+            bar.update(1)
+            if step % 50 == 0:
+                bar.set_postfix(loss=f"{history.loss[-1]:.3f}")
+    if bar is not None:
+        bar.close()
+    history.seconds = time.perf_counter() - start
+    model.eval()
+    return history
+
+
+def train_numeral_model(num_heads: int = 4, d_model: int = 64, num_layers: int = 2,
+                        d_ff: int = 128, steps: int = 1500, batch_size: int = 64,
+                        seed: int = 0, progress: bool = False, eval_every: int = 0,
+                        n_test: int = 1000, **train_kwargs) -> tuple[Transformer, History]:
+    """Build and train the course's numerals model in one seeded call.
+
+    Uses the split of :func:`mha.numerals.split_numbers` (``n_test`` held out with
+    ``seed=0``), evaluating on the held-out numbers when ``eval_every > 0``.
+    Returns the trained model (in eval mode) and its :class:`History`.
+    """
+    train_numbers, test_numbers = split_numbers(n_test=n_test)
+    model = build_model(num_heads, d_model, num_layers, d_ff, seed=seed)
+    history = train(model, train_numbers, steps=steps, batch_size=batch_size, seed=seed,
+                    eval_numbers=test_numbers, eval_every=eval_every, progress=progress,
+                    **train_kwargs)
+    return model, history

@@ -1,0 +1,22 @@
+"""Shared fixtures and settings for the test suite."""
+import os
+
+import pytest
+import torch
+from hypothesis import HealthCheck, settings
+
+# Property tests draw the same examples on every run (CI must not be flaky) but still
+# cover many shapes; `HYPOTHESIS_PROFILE=explore` draws fresh ones locally.
+settings.register_profile(
+    "ci", max_examples=40, derandomize=True, deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("explore", max_examples=300, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+torch.set_num_threads(1)  # xdist already runs one worker per core
+
+
+@pytest.fixture(autouse=True)
+def _seed():
+    torch.manual_seed(0)

@@ -1,0 +1,155 @@
+"""Encoder/decoder layers against PyTorch's, and invariants of the whole Transformer."""
+import pytest
+import torch
+import torch.nn as nn
+from hypothesis import given
+from hypothesis import strategies as st
+
+from helpers import copy_feed_forward, copy_into_torch_mha, copy_norm, randomize_norms
+from mha import (DecoderLayer, EncoderLayer, FeedForward, Transformer, causal_mask,
+                 padding_mask)
+
+
+def _torch_encoder_layer(ours: EncoderLayer, norm_first: bool) -> nn.TransformerEncoderLayer:
+    D, H = ours.self_attn.d_model, ours.self_attn.num_heads
+    theirs = nn.TransformerEncoderLayer(D, H, ours.ff.expand.out_features, dropout=0.0,
+                                        batch_first=True, norm_first=norm_first,
+                                        dtype=torch.float64)
+    copy_into_torch_mha(ours.self_attn, theirs.self_attn)
+    copy_feed_forward(ours.ff, theirs)
+    copy_norm(ours.norm1, theirs.norm1)
+    copy_norm(ours.norm2, theirs.norm2)
+    return theirs.eval()
+
+
+def _torch_decoder_layer(ours: DecoderLayer, norm_first: bool) -> nn.TransformerDecoderLayer:
+    D, H = ours.self_attn.d_model, ours.self_attn.num_heads
+    theirs = nn.TransformerDecoderLayer(D, H, ours.ff.expand.out_features, dropout=0.0,
+                                        batch_first=True, norm_first=norm_first,
+                                        dtype=torch.float64)
+    copy_into_torch_mha(ours.self_attn, theirs.self_attn)
+    copy_into_torch_mha(ours.cross_attn, theirs.multihead_attn)
+    copy_feed_forward(ours.ff, theirs)
+    for i in (1, 2, 3):
+        copy_norm(getattr(ours, f"norm{i}"), getattr(theirs, f"norm{i}"))
+    return theirs.eval()
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+@given(lengths=st.lists(st.integers(1, 6), min_size=1, max_size=3), seed=st.integers(0, 2**16))
+def test_encoder_layer_matches_torch(norm_first, lengths, seed):
+    torch.manual_seed(seed)
+    ours = EncoderLayer(12, 3, 20, norm_first=norm_first).double().eval()
+    randomize_norms(ours)
+    theirs = _torch_encoder_layer(ours, norm_first)
+    B, S = len(lengths), max(lengths)
+    x = torch.randn(B, S, 12, dtype=torch.float64)
+    mask = padding_mask(torch.tensor(lengths), S)
+    out, _ = ours(x, mask)
+    expected = theirs(x, src_key_padding_mask=~mask[:, 0, 0])
+    valid = mask[:, 0, 0]  # PyTorch may fill padded query rows differently
+    torch.testing.assert_close(out[valid], expected[valid])
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+@given(T=st.integers(1, 5), lengths=st.lists(st.integers(1, 6), min_size=1, max_size=3),
+       seed=st.integers(0, 2**16))
+def test_decoder_layer_matches_torch(norm_first, T, lengths, seed):
+    torch.manual_seed(seed)
+    ours = DecoderLayer(12, 4, 16, norm_first=norm_first).double().eval()
+    randomize_norms(ours)
+    theirs = _torch_decoder_layer(ours, norm_first)
+    B, S = len(lengths), max(lengths)
+    x = torch.randn(B, T, 12, dtype=torch.float64)
+    memory = torch.randn(B, S, 12, dtype=torch.float64)
+    src_mask = padding_mask(torch.tensor(lengths), S)
+    out, _ = ours(x, memory, causal_mask(T), src_mask)
+    expected = theirs(x, memory, tgt_mask=~causal_mask(T),
+                      memory_key_padding_mask=~src_mask[:, 0, 0])
+    torch.testing.assert_close(out, expected)
+
+
+def test_feed_forward_acts_on_each_position_independently():
+    ff = FeedForward(8, 32)
+    x = torch.randn(2, 5, 8)
+    torch.testing.assert_close(ff(x)[:, 3], ff(x[:, 3:4])[:, 0])
+
+
+def _model(norm_first=False, seed=0):
+    torch.manual_seed(seed)
+    return Transformer(13, 11, d_model=16, num_heads=4, num_layers=2, d_ff=32,
+                       norm_first=norm_first).eval()
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_forward_returns_logits_for_every_target_position(norm_first):
+    logits = _model(norm_first)(torch.randint(0, 13, (3, 7)), torch.randint(0, 11, (3, 5)))
+    assert logits.shape == (3, 5, 11)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+@given(t=st.integers(0, 5), seed=st.integers(0, 2**16))
+def test_logits_at_t_ignore_later_target_tokens(norm_first, t, seed):
+    model = _model(norm_first)
+    g = torch.Generator().manual_seed(seed)
+    src = torch.randint(0, 13, (2, 6), generator=g)
+    tgt = torch.randint(0, 11, (2, 7), generator=g)
+    changed = tgt.clone()
+    changed[:, t + 1:] = torch.randint(0, 11, changed[:, t + 1:].shape, generator=g)
+    torch.testing.assert_close(model(src, tgt)[:, :t + 1], model(src, changed)[:, :t + 1])
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_encoder_output_ignores_padded_source_positions(norm_first):
+    model = _model(norm_first)
+    lengths = torch.tensor([6, 3, 1])
+    mask = padding_mask(lengths, 6)
+    src = torch.randint(0, 13, (3, 6))
+    other = src.clone()
+    other[~mask[:, 0, 0]] = torch.randint(0, 13, (int((~mask).sum()),))
+    valid = mask[:, 0, 0]
+    torch.testing.assert_close(model.encode(src, mask)[valid], model.encode(other, mask)[valid])
+    tgt = torch.randint(0, 11, (3, 4))
+    torch.testing.assert_close(model(src, tgt, mask), model(other, tgt, mask))
+
+
+def test_without_a_source_mask_padding_does_leak():
+    """The previous test can fail: without the mask, padded tokens change the output."""
+    model = _model()
+    src = torch.randint(0, 13, (1, 6))
+    other = src.clone()
+    other[0, 4:] = (src[0, 4:] + 1) % 13
+    assert not torch.allclose(model.encode(src)[0, :4], model.encode(other)[0, :4])
+
+
+def test_target_mask_is_combined_with_the_causal_mask():
+    model = _model()
+    src, tgt = torch.randint(0, 13, (2, 5)), torch.randint(0, 11, (2, 4))
+    tgt_mask = padding_mask(torch.tensor([4, 2]), 4)
+    maps = model.attention_maps(src, tgt, tgt_mask=tgt_mask)
+    allowed = causal_mask(4) & tgt_mask[:, 0]  # [B, T, T]
+    for weights in maps["decoder_self"]:
+        assert (weights.masked_select(~allowed[:, None]) == 0).all()
+        assert (weights.masked_select(allowed[:, None]) > 0).all()
+
+
+def test_source_mask_also_masks_cross_attention():
+    model = _model()
+    src, tgt = torch.randint(0, 13, (2, 5)), torch.randint(0, 11, (2, 3))
+    src_mask = padding_mask(torch.tensor([5, 2]), 5)
+    maps = model.attention_maps(src, tgt, src_mask)
+    for weights in maps["decoder_cross"]:
+        assert (weights[1, :, :, 2:] == 0).all() and (weights[0] > 0).all()
+    for weights in maps["encoder"]:
+        assert (weights[1, :, :, 2:] == 0).all()
+
+
+def test_error_for_1d_token_ids():
+    with pytest.raises(ValueError, match=r"2-D tensor \[B, T\]; got shape \[5\]"):
+        _model().encode(torch.randint(0, 13, (5,)))
+
+
+def test_error_for_sequences_longer_than_max_len():
+    model = Transformer(5, 5, 8, 2, 1, 16, max_len=4)
+    with pytest.raises(ValueError, match="exceed max_len=4"):
+        model.encode(torch.zeros(1, 6, dtype=torch.long))
