@@ -1,0 +1,45 @@
+"""The plotting helpers draw what they are given and reject what they cannot draw."""
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from mha.plotting import plot_attention, plot_heads, plot_mask  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def test_plot_attention_shows_the_weights_with_token_labels():
+    weights = torch.softmax(torch.randn(3, 4), -1)
+    ax = plot_attention(weights, ["a", "b", "c"], ["w", "x", "y", "z"])
+    np.testing.assert_allclose(ax.images[0].get_array(), weights.numpy())
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["w", "x", "y", "z"]
+    assert len(ax.texts) == 12  # small matrices are annotated cell by cell
+
+
+def test_plot_heads_draws_one_panel_per_head():
+    fig = plot_heads(torch.softmax(torch.randn(6, 3, 5), -1), ncols=4)
+    drawn = [ax for ax in fig.axes if ax.images]
+    assert len(drawn) == 6
+    assert [ax.get_title() for ax in drawn] == [f"head {h}" for h in range(6)]
+
+
+def test_plot_mask_marks_allowed_cells():
+    mask = torch.tensor([[True, False], [True, True]])
+    ax = plot_mask(mask)
+    assert [t.get_text() for t in ax.texts] == ["✓", "·", "✓", "✓"]
+
+
+@pytest.mark.parametrize("plot, shape", [(plot_attention, (2, 3, 4)), (plot_heads, (3, 4)),
+                                         (plot_mask, (5,))])
+def test_wrong_rank_is_a_clear_error(plot, shape):
+    with pytest.raises(ValueError, match="expects"):
+        plot(torch.ones(shape))
