@@ -1,0 +1,318 @@
+"""Fixtures for the real-browser tests of the built book.
+
+The built site (``_build/html``, from ``make book``) is served by a local ``http.server`` on
+127.0.0.1 and read by Debian's headless Chromium through chromedriver, with DNS switched off,
+so any page that reaches for the network fails with a console error. Each page is visited
+once; every test reads the facts gathered on that visit. A screenshot of each page is kept in
+``_build/screenshots/``.
+
+Environment overrides: MHA_BOOK_ROOT (the book's source folder, default: this checkout),
+MHA_SITE_DIR (default: $MHA_BOOK_ROOT/_build/html), MHA_SCREENSHOT_DIR
+(default: $MHA_SITE_DIR/../screenshots), CHROMIUM and CHROMEDRIVER (default: found on PATH).
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import re
+import shutil
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from book_site import SHOTS, SITE, book_config
+
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+    # Network off: every host fails to resolve except 127.0.0.1, where the site is served.
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+    "--window-size=1280,1000",
+    "--hide-scrollbars",
+    "--force-device-scale-factor=1",
+]
+
+# --------------------------------------------------------------------------------------
+# Local web server
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    failures: list[tuple[str, int]] = []
+
+    def end_headers(self):
+        # LinkChecker waits 0.1-0.6 s between requests to one host unless the server says
+        # it is fine with more by sending this header (test_links.py uses this server).
+        self.send_header("LinkChecker", "local test server")
+        super().end_headers()
+
+    def log_message(self, format, *args):  # noqa: A002 - signature fixed by http.server
+        pass
+
+    def log_request(self, code="-", size="-"):
+        try:
+            status = int(code)
+        except (TypeError, ValueError):
+            status = 0
+        if status >= 400:
+            self.failures.append((self.path, status))
+
+
+@pytest.fixture(scope="session")
+def site_url():
+    if not (SITE / "index.html").is_file():
+        pytest.fail(f"No built book at {SITE}: run `make book` (or `make book-strict`) first.")
+    handler = functools.partial(_QuietHandler, directory=str(SITE))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="session")
+def server_failures():
+    """(path, status) of every request the local server answered with 4xx/5xx."""
+    return _QuietHandler.failures
+
+
+# --------------------------------------------------------------------------------------
+# Browser
+
+
+def _find(env_var: str, *names: str) -> str:
+    if os.environ.get(env_var):
+        return os.environ[env_var]
+    for name in names:
+        found = shutil.which(name)
+        if found:
+            return found
+    pytest.fail(
+        f"{names[0]} not found. Install Debian's packages: "
+        "apt-get update && apt-get install -y chromium chromium-driver "
+        "(`make browser` does this when run as root)."
+    )
+
+
+@pytest.fixture(scope="session")
+def driver():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    chromium = _find("CHROMIUM", "chromium", "chromium-browser")
+    chromedriver = _find("CHROMEDRIVER", "chromedriver")
+    profile = tempfile.mkdtemp(prefix="mha-chromium-profile-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in CHROMIUM_FLAGS:
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={profile}")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    service = Service(executable_path=chromedriver)
+    browser = webdriver.Chrome(service=service, options=options)
+    browser.set_page_load_timeout(30)
+    browser.set_script_timeout(30)
+    try:
+        yield browser
+    finally:
+        browser.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------------------
+# One visit per page
+
+
+@dataclass
+class PageVisit:
+    page: str
+    url: str
+    final_url: str
+    title: str
+    console: list[dict]
+    math_elements: int
+    mjx_containers: int
+    untypeset_math: list[str]
+    math_errors: list[str]
+    images: list[dict]
+    cells: list[dict]
+    launch_links: dict[str, list[str]]
+    download_links: list[str]
+    footer: str
+    article_links: list[str]
+    favicon: str
+    screenshots: list[Path] = field(default_factory=list)
+
+    @property
+    def severe(self) -> list[str]:
+        return [entry["message"] for entry in self.console if entry.get("level") == "SEVERE"]
+
+
+# Gathered in the page after it has loaded, MathJax has typeset and images have loaded.
+_FACTS_JS = r"""
+const math = Array.from(document.querySelectorAll('.math'));
+const untypeset = math.filter(el => !el.querySelector('mjx-container'))
+                      .map(el => el.textContent.trim().slice(0, 80));
+const imgs = Array.from(document.querySelectorAll('img')).map(img => ({
+  src: img.getAttribute('src'), alt: img.getAttribute('alt'),
+  complete: img.complete, naturalWidth: img.naturalWidth,
+  inArticle: !!img.closest('article'),
+}));
+const cells = Array.from(document.querySelectorAll('div.cell')).map(cell => {
+  const outs = Array.from(cell.querySelectorAll('.cell_output'));
+  return {
+    classes: cell.className,
+    outputs: outs.length,
+    outputText: outs.map(o => o.textContent).join('').trim().length,
+    outputImages: outs.reduce((n, o) => n + o.querySelectorAll('img').length, 0),
+    outputHeight: outs.reduce((h, o) => h + o.getBoundingClientRect().height, 0),
+    hiddenOutput: outs.some(o => !!o.closest('details:not([open])')) || /hide-output|hide-cell/.test(cell.className),
+  };
+});
+const hrefs = sel => Array.from(document.querySelectorAll(sel)).map(a => a.href);
+return {
+  title: document.title,
+  finalUrl: location.href,
+  mathElements: math.length,
+  mjxContainers: document.querySelectorAll('mjx-container').length,
+  untypeset: untypeset,
+  mathErrors: Array.from(document.querySelectorAll('mjx-merror')).map(e => e.textContent.slice(0, 80)),
+  images: imgs,
+  cells: cells,
+  colab: hrefs('a[href*="colab.research.google.com"]'),
+  binder: hrefs('a[href*="mybinder.org"]'),
+  downloads: hrefs('a[href$=".ipynb"]').filter(h => h.includes('/_sources/')),
+  footer: Array.from(document.querySelectorAll('footer')).map(f => f.innerText).join('\n'),
+  articleLinks: hrefs('article a[href]'),
+  favicon: (document.querySelector('link[rel~="icon"]') || {}).href || '',
+};
+"""
+
+# Resolves once MathJax (if the page loads it) has typeset the page.
+_MATHJAX_DONE_JS = r"""
+const done = arguments[arguments.length - 1];
+const start = Date.now();
+(function wait() {
+  const mj = window.MathJax;
+  if (mj && mj.startup && mj.startup.promise) {
+    mj.startup.promise.then(() => done('typeset'), e => done('error: ' + e));
+  } else if (!document.querySelector('script[src*="mathjax"]') || Date.now() - start > 15000) {
+    done(mj ? 'no-startup' : 'no-mathjax');
+  } else {
+    setTimeout(wait, 50);
+  }
+})();
+"""
+
+# Makes lazy images load now and resolves when every image has finished (loaded or failed).
+_IMAGES_DONE_JS = r"""
+const done = arguments[arguments.length - 1];
+const imgs = Array.from(document.images);
+imgs.forEach(img => { if (img.loading === 'lazy') img.loading = 'eager'; });
+Promise.all(imgs.map(img => img.complete ? null :
+  new Promise(r => { img.addEventListener('load', r); img.addEventListener('error', r); })))
+  .then(() => done(true));
+setTimeout(() => done(false), 15000);
+"""
+
+
+def _shot_name(page: str, suffix: str = "") -> str:
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "__", page.removesuffix(".html"))
+    return f"{stem}{suffix}.png"
+
+
+class Visitor:
+    def __init__(self, driver, base_url: str):
+        self.driver = driver
+        self.base_url = base_url
+        self.cache: dict[str, PageVisit] = {}
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        for old in SHOTS.glob("*.png"):  # pictures of pages that may no longer exist
+            old.unlink()
+
+    def console(self) -> list[dict]:
+        return self.driver.get_log("browser")
+
+    def visit(self, page: str) -> PageVisit:
+        if page in self.cache:
+            return self.cache[page]
+        drv = self.driver
+        self.console()  # drop what earlier pages logged
+        url = self.base_url + page
+        drv.get(url)
+        _wait_ready(drv)
+        drv.execute_async_script(_MATHJAX_DONE_JS)
+        drv.execute_async_script(_IMAGES_DONE_JS)
+        facts = drv.execute_script(_FACTS_JS)
+        time.sleep(0.2)  # let late console messages (failed fonts, scripts) arrive
+        visit = PageVisit(
+            page=page,
+            url=url,
+            final_url=facts["finalUrl"],
+            title=facts["title"],
+            console=self.console(),
+            math_elements=facts["mathElements"],
+            mjx_containers=facts["mjxContainers"],
+            untypeset_math=facts["untypeset"],
+            math_errors=facts["mathErrors"],
+            images=facts["images"],
+            cells=facts["cells"],
+            launch_links={"colab": facts["colab"], "binder": facts["binder"]},
+            download_links=facts["downloads"],
+            footer=facts["footer"],
+            article_links=facts["articleLinks"],
+            favicon=facts["favicon"],
+        )
+        shot = SHOTS / _shot_name(page)
+        drv.save_screenshot(str(shot))
+        visit.screenshots.append(shot)
+        # A second picture centred on the first figure of the article, if there is one.
+        has_figure = drv.execute_script(
+            "const img = document.querySelector('article .cell_output img, article figure img');"
+            "if (!img) return false; img.scrollIntoView({block: 'center'}); return true;"
+        )
+        if has_figure:
+            time.sleep(0.1)
+            shot = SHOTS / _shot_name(page, "--figure")
+            drv.save_screenshot(str(shot))
+            visit.screenshots.append(shot)
+        self.cache[page] = visit
+        return visit
+
+
+def _wait_ready(drv, timeout: float = 20.0) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if drv.execute_script("return document.readyState") == "complete":
+            return
+        time.sleep(0.05)
+    raise TimeoutError(f"{drv.current_url} did not finish loading in {timeout} s")
+
+
+@pytest.fixture(scope="session")
+def visitor(driver, site_url):
+    return Visitor(driver, site_url)
+
+
+@pytest.fixture(scope="session")
+def config():
+    return book_config()
+
+
+def pytest_report_header(config):
+    return [f"book site: {SITE}", f"screenshots: {SHOTS}"]
+
