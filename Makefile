@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 export CUDA_VISIBLE_DEVICES :=
 export PYTHONHASHSEED := 0
 
-.PHONY: book test unit notebooks book-strict browser links browser-deps clean
+.PHONY: book test unit notebooks book-strict browser links browser-deps grade exercises clean
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -58,6 +58,14 @@ browser: $(STAMP) browser-deps
 links: $(STAMP)
 	test -f _build/html/index.html || $(MAKE) book
 	$(BIN)/python -m pytest tests/browser/test_links.py -m browser
+
+## grade: grade submitted exercise notebooks: make grade SUBMISSIONS=folder [OUT=results]
+grade: $(STAMP)
+	$(BIN)/python -m grading.grade "$(SUBMISSIONS)" --out "$(or $(OUT),results)"
+
+## exercises: regenerate the exercises from grading/masters/ (otter assign) and re-execute them
+exercises: $(STAMP)
+	$(BIN)/python -m grading.assign
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis

@@ -1,0 +1,4 @@
+"""Graded exercises: authoring (assign), self-checks and the instructor grading command (grade).
+
+See grading/README.md.
+"""

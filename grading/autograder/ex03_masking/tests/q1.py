@@ -1,0 +1,31 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q1"
+points = 2
+all_or_nothing = True
+
+@test_case(points=None, hidden=False)
+def test_causal_mask(causal_mask):
+    import torch
+    import mha
+    from exercise_checks import call, check_tensor, forbid
+    forbid(causal_mask, 'causal_mask', {'mha.causal_mask': 'build it with torch.ones(...).tril(...).', 'is_causal': 'build the mask yourself.'})
+    for L, S in [(4, None), (4, 4), (2, 5), (1, 6)]:
+        S_ = L if S is None else S
+        expected = mha.causal_mask(L, S_)
+        hints = [(~expected, "your mask is inverted: True must mean 'may attend' (you marked the blocked keys)."), (torch.ones(L, S_, dtype=torch.bool).tril(0), 'the L queries are the *last* L of the S positions: shift the diagonal by S - L, tril(diagonal=S - L).'), (torch.ones(L, S_, dtype=torch.bool).tril(S_ - L - 1), 'a token may attend to itself: keep the diagonal.')]
+        args = {'L': L} if S is None else {'L': L, 'S': S}
+        got = call(causal_mask, 'causal_mask', **args)
+        check_tensor(got, expected, f"causal_mask({L}{('' if S is None else f', {S}')})", hints)
+
+@test_case(points=None, hidden=True)
+def test_causal_mask_random_sizes(causal_mask):
+    import mha
+    from exercise_checks import call, check_tensor, random_sizes
+    for seed in range(4):
+        L, extra = random_sizes(800 + seed, 2, 1, 9)
+        S = L + extra * (seed % 2)
+        check_tensor(call(causal_mask, 'causal_mask', L=L, S=S), mha.causal_mask(L, S), f'causal_mask({L}, {S})')
+

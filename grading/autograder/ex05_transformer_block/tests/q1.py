@@ -1,0 +1,41 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q1"
+points = 2
+all_or_nothing = True
+
+@test_case(points=None, hidden=False)
+def test_feed_forward(FeedForward):
+    import torch
+    import mha
+    from exercise_checks import CheckFailed, call, check_tensor, randn
+    torch.manual_seed(0)
+    ffn = call(FeedForward, 'FeedForward', d_model=8, d_ff=32)
+    ref = mha.FeedForward(8, 32)
+    try:
+        ref.load_state_dict(ffn.state_dict())
+    except Exception as exc:
+        raise CheckFailed(f'keep the layers expand and contract of the given __init__ ({type(exc).__name__})')
+    x = randn(2, 6, 8, seed=21)
+    with torch.no_grad():
+        hints = [(ref.contract(ref.expand(x)), 'apply the ReLU between the two layers: without it the network is a single linear map.'), (torch.relu(ref.contract(ref.expand(x))), 'the ReLU goes between the layers, not after the second one.')]
+        got = call(ffn, 'FeedForward.forward', x=x)
+        check_tensor(got, ref(x), 'FeedForward(8, 32) on x [2, 6, 8]', hints)
+
+@test_case(points=None, hidden=True)
+def test_feed_forward_random(FeedForward):
+    import torch
+    import mha
+    from exercise_checks import call, check_tensor, randn, random_sizes
+    for seed in range(2):
+        B, L, D, F = random_sizes(1500 + seed, 4, 1, 9)
+        torch.manual_seed(seed)
+        ffn = call(FeedForward, 'FeedForward', d_model=D, d_ff=F)
+        ref = mha.FeedForward(D, F)
+        ref.load_state_dict(ffn.state_dict())
+        x = randn(B, L, D, seed=seed)
+        with torch.no_grad():
+            check_tensor(call(ffn, 'FeedForward.forward', x=x), ref(x), f'FeedForward({D}, {F}) on x {list(x.shape)}')
+

@@ -1,0 +1,153 @@
+"""Check that an exercise's tests grade honestly, quickly and without Jupyter.
+
+    python -m grading.selfcheck                    # every exercise
+    python -m grading.selfcheck ex03_masking --json
+
+For each exercise this grades, against the public *and* hidden tests of
+``grading/autograder/<exercise>/tests``:
+
+* the solution notebook: it must get full marks;
+* the untouched student notebook: every cell must run without error, and it must get 0;
+* every known-buggy variant of the solution listed in ``grading/known_bugs.py`` (a classic
+  mistake written into one question's solution): it must lose exactly the points of that
+  question and keep all the others.
+
+The notebook's code cells run with ``exec`` in a fresh namespace per variant (the check
+cells are skipped; the test files are then run against the namespace with otter-grader's own
+test runner), so dozens of variants take seconds. The real grading path, a Jupyter kernel per
+submission, is ``grading.grade``; the test suite runs it too.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import linecache
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parent.parent
+AUTOGRADER = ROOT / "grading" / "autograder"
+EXERCISES = ROOT / "exercises"
+
+
+def apply_bug(nb, replacements: list[tuple[str, str]]):
+    """A copy of ``nb`` with each ``old`` text (which must occur exactly once) replaced."""
+    nb = nbformat.from_dict(json.loads(json.dumps(nb)))
+    for old, new in replacements:
+        cells = [c for c in nb.cells if c.cell_type == "code" and old in c.source]
+        count = sum(c.source.count(old) for c in cells)
+        if count != 1:
+            raise ValueError(f"bug text {old!r} occurs {count} times in the solution, not once")
+        cells[0].source = cells[0].source.replace(old, new)
+    return nb
+
+
+def run_cells(nb, label: str) -> tuple[dict, list[str]]:
+    """Execute the code cells (check cells excluded) in a fresh namespace."""
+    namespace = {"__name__": "__main__"}
+    errors = []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code" or "grader.check(" in cell.source:
+            continue
+        filename = f"<{label} cell {index}>"
+        linecache.cache[filename] = (len(cell.source), None, cell.source.splitlines(True), filename)
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                exec(compile(cell.source, filename, "exec"), namespace)
+        except Exception as exc:
+            errors.append(f"cell {index}: {type(exc).__name__}: {exc}")
+    return namespace, errors
+
+
+def score(namespace: dict, exercise: str) -> dict[str, dict]:
+    from otter.nbmeta_config import NBMetadataConfig
+    from otter.test_files import create_test_file
+
+    scores = {}
+    tests = sorted((AUTOGRADER / exercise / "tests").glob("q*.py"), key=lambda p: int(p.stem[1:]))
+    for path in tests:
+        test = create_test_file(str(path), NBMetadataConfig())
+        test.run(namespace)
+        failures = [r.message for r in test.test_case_results if not r.passed]
+        scores[test.name] = {"score": test.score, "possible": test.possible,
+                             "failures": failures}
+    return scores
+
+
+def variants(exercise: str):
+    from grading.known_bugs import BUGS
+
+    manifest = json.loads((AUTOGRADER / exercise / "manifest.json").read_text())
+    full = {q: p for q, p in manifest["questions"].items()}
+    solution = nbformat.read(AUTOGRADER / exercise / f"{exercise}-solution.ipynb", as_version=4)
+    student = nbformat.read(EXERCISES / exercise / f"{exercise}.ipynb", as_version=4)
+    yield "solution", solution, full
+    yield "untouched student notebook", student, {q: 0 for q in full}
+    for question, description, replacements in BUGS.get(exercise, []):
+        yield (f"bug in {question}: {description}", apply_bug(solution, replacements),
+               {q: (0 if q == question else p) for q, p in full.items()})
+
+
+def check_exercise(exercise: str) -> list[dict]:
+    sys.path.insert(0, str(AUTOGRADER / exercise / "files"))
+    sys.modules.pop("exercise_checks", None)
+    reports = []
+    try:
+        for name, nb, expected in variants(exercise):
+            namespace, errors = run_cells(nb, exercise)
+            got = score(namespace, exercise)
+            scores = {q: v["score"] for q, v in got.items()}
+            ok = scores == expected and (not errors or name.startswith("bug"))
+            reports.append({"exercise": exercise, "variant": name, "expected": expected,
+                            "got": scores, "cell_errors": errors, "ok": ok,
+                            "failures": {q: v["failures"] for q, v in got.items()
+                                         if v["failures"]}})
+    finally:
+        sys.path.remove(str(AUTOGRADER / exercise / "files"))
+    return reports
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("exercises", nargs="*")
+    parser.add_argument("--json", action="store_true", help="print the reports as JSON")
+    parser.add_argument("--messages", action="store_true",
+                        help="also print the feedback that each buggy variant gets")
+    args = parser.parse_args(argv)
+    names = args.exercises or sorted(p.name for p in AUTOGRADER.iterdir() if p.is_dir())
+    os.environ.setdefault("MHA_CHECK_TIME_LIMIT", "20")
+    # Tiny tensors: one thread is much faster than several fighting over busy cores.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ.pop("MHA_COURSE_SOURCE", None)
+    reports = []
+    with tempfile.TemporaryDirectory() as tmp:  # otter.Notebook writes .OTTER_LOG to the cwd
+        cwd = os.getcwd()
+        os.chdir(tmp)
+        try:
+            for name in names:
+                reports += check_exercise(name)
+        finally:
+            os.chdir(cwd)
+    if args.json:
+        print(json.dumps(reports, indent=1))
+    else:
+        for r in reports:
+            mark = "ok  " if r["ok"] else "FAIL"
+            print(f"{mark} {r['exercise']}: {r['variant']}: {r['got']}")
+            if not r["ok"]:
+                print(f"       expected {r['expected']}; cell errors: {r['cell_errors']}")
+            if not r["ok"] or (args.messages and r["variant"].startswith("bug")):
+                for q, messages in r["failures"].items():
+                    for m in messages:
+                        print("       " + m.replace("\n", "\n       "))
+    return 0 if all(r["ok"] for r in reports) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

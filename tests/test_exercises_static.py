@@ -1,0 +1,313 @@
+"""The graded exercises' files: generated from their masters, complete, and free of solutions.
+
+Fast checks (no notebook is executed here): the student notebooks, public tests and
+autograder files are what ``python -m grading.assign`` makes from the masters in
+``grading/masters/`` (nobody edited a master without regenerating, or a generated file by
+hand); each student notebook has the title, the Colab setup cell, a check cell and points
+for every question; no solution line and no hidden test reaches the students; the setup
+cell fetches the right files from the right place; and the feedback helpers say what they
+should.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import sys
+import time
+import types
+from pathlib import Path
+from unittest import mock
+
+import nbformat
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from grading import assign  # noqa: E402
+from grading import exercise_checks as ec  # noqa: E402
+
+MASTERS = sorted(p.stem for p in (ROOT / "grading" / "masters").glob("ex*.ipynb"))
+BRIEF_SETUP = '''\
+# Setup: on Google Colab (or wherever MHA_COURSE_SOURCE is set) install the course package `mha`.
+import os, subprocess, sys
+if "google.colab" in sys.modules or "MHA_COURSE_SOURCE" in os.environ:
+    source = os.environ.get("MHA_COURSE_SOURCE", "git+https://github.com/mha-course/multi-head-attention")
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", source], check=True)'''
+
+
+def student_path(exercise: str) -> Path:
+    return ROOT / "exercises" / exercise / f"{exercise}.ipynb"
+
+
+def manifest(exercise: str) -> dict:
+    return json.loads((ROOT / "grading" / "autograder" / exercise / "manifest.json").read_text())
+
+
+def public_files(exercise: str) -> list[str]:
+    tests = sorted((ROOT / "exercises" / exercise / "tests").glob("q*.py"),
+                   key=lambda p: int(p.stem[1:]))
+    return ["exercise_checks.py"] + [f"tests/{p.name}" for p in tests]
+
+
+def test_one_master_per_chapter_and_masters_outside_nbval_and_the_book():
+    assert [m.split("_")[0] for m in MASTERS] == [f"ex0{i}" for i in range(1, 9)]
+    # nbval collects chapters/ and exercises/; the book only builds _toc.yml's files.
+    assert not list((ROOT / "exercises").rglob("*master*"))
+    toc = (ROOT / "_toc.yml").read_text()
+    assert "grading/" not in toc
+
+
+@pytest.mark.parametrize("exercise", MASTERS)
+def test_generated_files_are_up_to_date(exercise):
+    m = manifest(exercise)
+    master = ROOT / "grading" / "masters" / f"{exercise}.ipynb"
+    hint = f"run `python -m grading.assign {exercise}` and commit what it changes"
+    assert m["master_sha256"] == assign.sha256_bytes(master.read_bytes()), \
+        f"{master.name} changed since the exercise was generated: {hint}"
+    assert m["generated"] == assign.generated_digests(exercise), \
+        f"generated files of {exercise} were edited by hand or are stale: {hint}"
+
+
+@pytest.mark.parametrize("exercise", MASTERS)
+def test_student_notebook_structure(exercise):
+    nb = nbformat.read(student_path(exercise), as_version=4)
+    assert nb.metadata.kernelspec == {"name": "python3", "display_name": "Python 3",
+                                      "language": "python"}
+    first = nb.cells[0]
+    assert first.cell_type == "markdown"
+    title = first.source.splitlines()[0]
+    assert re.fullmatch(r"# Exercise \d: .+", title), title
+    assert manifest(exercise)["title"] == title[2:]
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    setup = code[0].source
+    assert setup.startswith(BRIEF_SETUP + "\n"), "the setup cell must start with the course's 5 lines"
+    assert setup == assign.setup_cell_source(exercise, public_files(exercise))
+    assert "otter.Notebook(" in code[1].source
+    # every question: a heading with its points, then (later) its check cell, in order
+    questions = manifest(exercise)["questions"]
+    headings = [c.source.splitlines()[0] for c in nb.cells
+                if c.cell_type == "markdown" and c.source.startswith("## Question")]
+    assert len(headings) == len(questions)
+    for heading, (name, points) in zip(headings, questions.items()):
+        assert heading.startswith(f"## Question {name[1:]}:"), heading
+        assert heading.endswith(f"({points:g} points)"), heading
+    checks = [c.source.strip() for c in code if c.source.startswith("grader.check(")]
+    assert checks == [f'grader.check("{q}")' for q in questions]
+    total = f"| | **Total** | **{manifest(exercise)['total']:g}** |"
+    assert total in first.source
+    assert re.search(r"\(\.\./\.\./chapters/\d\d_\w+\.ipynb\)", first.source)
+
+
+@pytest.mark.parametrize("exercise", MASTERS)
+def test_stored_outputs_show_failing_checks_and_no_errors(exercise):
+    nb = nbformat.read(student_path(exercise), as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        assert cell.execution_count is not None, "the student notebook is stored executed"
+        assert not [o for o in cell.outputs if o.output_type == "error"], cell.source[:80]
+        if cell.source.startswith("grader.check("):
+            text = "".join(o.get("data", {}).get("text/plain", "") for o in cell.outputs)
+            assert "Test case failed" in text and "returned None" in text, text[:500]
+
+
+def _solution_lines(exercise: str) -> list[str]:
+    """The lines between # BEGIN SOLUTION and # END SOLUTION in the master's code cells,
+    except those that also occur elsewhere in the master (e.g. ``if mask is not None:``)."""
+    master = nbformat.read(ROOT / "grading" / "masters" / f"{exercise}.ipynb", as_version=4)
+    lines, elsewhere, inside = [], set(), False
+    for cell in master.cells:
+        if cell.cell_type != "code" or cell.source.lstrip().startswith(('"""', "def test_")):
+            continue  # test cells never reach the student notebook
+        for line in cell.source.splitlines():
+            if re.match(r"\s*# BEGIN SOLUTION", line):
+                inside = True
+            elif re.match(r"\s*# END SOLUTION", line):
+                inside = False
+            elif inside:
+                lines.append(line.strip())
+            else:
+                elsewhere.add(line.strip())
+    return [line for line in lines if line not in elsewhere]
+
+
+@pytest.mark.parametrize("exercise", MASTERS)
+def test_student_notebook_contains_no_solution(exercise):
+    solution = [l for l in _solution_lines(exercise)
+                if l and not l.startswith("#") and l not in {"else:", "pass"}]
+    assert len(solution) >= 4, "the master marks its solutions with # BEGIN/END SOLUTION"
+    nb = nbformat.read(student_path(exercise), as_version=4)
+    text = "\n".join(c.source for c in nb.cells)
+    student_lines = {l.strip() for l in text.splitlines()}
+    leaked = [l for l in solution if l in student_lines]
+    assert not leaked, f"solution lines in the student notebook: {leaked}"
+    for marker in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN PROMPT", "END PROMPT",
+                   "BEGIN QUESTION", "BEGIN TESTS", "ASSIGNMENT CONFIG"):
+        assert marker not in text, marker
+    # every answer cell is a stub that runs and returns None
+    stubs = [c for c in nb.cells if "otter_answer_cell" in c.metadata.get("tags", [])]
+    assert len(stubs) == len(manifest(exercise)["questions"])
+    assert all("return None" in c.source for c in stubs)
+
+
+def _cases(path: Path) -> list[tuple[str, bool]]:
+    """(function source, hidden) of every test case in an otter test file."""
+    tree = ast.parse(path.read_text())
+    cases = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            hidden = any(k.arg == "hidden" and getattr(k.value, "value", False)
+                         for d in node.decorator_list if isinstance(d, ast.Call)
+                         for k in d.keywords)
+            cases.append((ast.unparse(node), hidden))
+    return cases
+
+
+@pytest.mark.parametrize("exercise", MASTERS)
+def test_public_tests_are_the_autograders_minus_the_hidden_ones(exercise):
+    ag_tests = ROOT / "grading" / "autograder" / exercise / "tests"
+    for question, points in manifest(exercise)["questions"].items():
+        full = _cases(ag_tests / f"{question}.py")
+        public = _cases(ROOT / "exercises" / exercise / "tests" / f"{question}.py")
+        assert [c for c in full if not c[1]] == public
+        assert any(h for _, h in full), f"{exercise} {question} has no hidden test"
+        assert public and not any(h for _, h in public)
+        source = (ag_tests / f"{question}.py").read_text()
+        assert "all_or_nothing = True" in source and f"points = {points:g}" in source
+
+
+@pytest.mark.parametrize("exercise", MASTERS)
+def test_feedback_helpers_are_copies_of_the_one_source(exercise):
+    source = (ROOT / "grading" / "exercise_checks.py").read_bytes()
+    assert (ROOT / "exercises" / exercise / "exercise_checks.py").read_bytes() == source
+    assert (ROOT / "grading" / "autograder" / exercise / "files" / "exercise_checks.py").read_bytes() == source
+
+
+# ------------------------------------------------------------------ the setup cell's fetch
+
+def _run_setup(exercise, tmp_path, modules, environ, find_spec=None):
+    """Run the exercise's setup cell in `tmp_path` with pip and the network stubbed out."""
+    cell = assign.setup_cell_source(exercise, public_files(exercise))
+    pip, downloads = [], []
+
+    def fake_urlretrieve(url, filename):
+        downloads.append((url, filename))
+        Path(filename).write_text("# downloaded\n")
+
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        with mock.patch.dict(sys.modules, modules), \
+                mock.patch.dict(os.environ, environ, clear=True), \
+                mock.patch("subprocess.run", side_effect=lambda cmd, **kw: pip.append(cmd)), \
+                mock.patch("urllib.request.urlretrieve", side_effect=fake_urlretrieve), \
+                mock.patch("importlib.util.find_spec", side_effect=find_spec or (lambda name: None)):
+            exec(compile(cell, "<setup cell>", "exec"), {})
+    finally:
+        os.chdir(cwd)
+    return pip, downloads
+
+
+def test_setup_cell_on_colab_fetches_from_github(tmp_path):
+    colab = {"google.colab": types.ModuleType("google.colab")}
+    pip, downloads = _run_setup("ex03_masking", tmp_path, colab, {})
+    assert [cmd[-1] for cmd in pip] == ["git+https://github.com/mha-course/multi-head-attention",
+                                        "otter-grader==7.0.0"]
+    raw = "https://raw.githubusercontent.com/mha-course/multi-head-attention/main/exercises/ex03_masking"
+    assert downloads == [(f"{raw}/{name}", name) for name in public_files("ex03_masking")]
+    assert (tmp_path / "tests" / "q1.py").exists()
+
+
+def test_setup_cell_follows_a_fork_and_a_branch(tmp_path):
+    pip, downloads = _run_setup(
+        "ex01_self_attention", tmp_path, {},
+        {"MHA_COURSE_SOURCE": "git+https://github.com/someone/fork.git@fix-masks"},
+        find_spec=lambda name: object())  # otter already installed: not reinstalled
+    assert [cmd[-1] for cmd in pip] == ["git+https://github.com/someone/fork.git@fix-masks"]
+    assert downloads[0] == ("https://raw.githubusercontent.com/someone/fork/fix-masks/"
+                            "exercises/ex01_self_attention/exercise_checks.py", "exercise_checks.py")
+
+
+def test_setup_cell_copies_from_a_local_checkout(tmp_path):
+    for source in (str(ROOT), f"file://{ROOT}", f"git+file://{ROOT}"):
+        folder = tmp_path / re.sub(r"\W", "_", source)
+        folder.mkdir()
+        _, downloads = _run_setup("ex07_decoding", folder, {}, {"MHA_COURSE_SOURCE": source})
+        assert downloads == []
+        for name in public_files("ex07_decoding"):
+            assert (folder / name).read_bytes() == (ROOT / "exercises" / "ex07_decoding" / name).read_bytes()
+
+
+def test_setup_cell_does_nothing_elsewhere(tmp_path):
+    pip, downloads = _run_setup("ex01_self_attention", tmp_path, {}, {})
+    assert pip == [] and downloads == [] and list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------------------------ the feedback helpers
+
+def _fails(fn, *args, **kwargs) -> str:
+    with pytest.raises(ec.CheckFailed) as info:
+        fn(*args, **kwargs)
+    return str(info.value)
+
+
+def test_check_tensor_says_what_is_wrong():
+    expected = torch.arange(6.0).view(2, 3)
+    assert "returned None" in _fails(ec.check_tensor, None, expected, "f(x)")
+    message = _fails(ec.check_tensor, torch.zeros(3, 2), expected, "f(x)")
+    assert "wrong shape, expected [2, 3], got [3, 2]" in message
+    got = expected.clone()
+    got[1, 2] = 9.5
+    message = _fails(ec.check_tensor, got, expected, "f(x)")
+    assert "wrong values at 1 of 6 positions" in message
+    assert "Largest error 4.5000 at index [1, 2]: expected 5.0000, got 9.5000" in message
+    got[0, 1] = float("nan")
+    assert "NaN at 1 of 6 positions, the first at [0, 1]" in _fails(ec.check_tensor, got, expected, "f")
+    message = _fails(ec.check_tensor, expected // 2, expected / 2, "f", [(expected // 2, "use /")])
+    assert message.endswith("Hint: use /")
+    ec.check_tensor(expected + 1e-7, expected, "f")  # within tolerance: passes
+
+
+def test_check_tensor_on_masks():
+    mask = torch.ones(3, 3, dtype=torch.bool).tril()
+    message = _fails(ec.check_tensor, ~mask, mask, "causal_mask(3)", [(~mask, "inverted")])
+    assert "the first is [0, 0]: expected True, got False" in message and "Hint: inverted" in message
+    assert "expected a boolean tensor" in _fails(ec.check_tensor, mask.float(), mask, "m")
+
+
+def test_call_reports_errors_timeouts_and_undefined_names(monkeypatch):
+    assert "is not defined" in _fails(ec.call, None, "attention", q=torch.zeros(1))
+
+    def broken(q):
+        return q @ torch.zeros(5, 5)
+    message = _fails(ec.call, broken, "broken", error_hints=[("cannot be multiplied", "hint!")],
+                     q=torch.zeros(2, 3))
+    assert message.startswith("broken(q tensor [2, 3]) raised RuntimeError")
+    assert "return q @ torch.zeros(5, 5)" in message and "Hint: hint!" in message
+
+    def loops():
+        while True:
+            pass
+    monkeypatch.setattr(ec, "TIME_LIMIT", 0.3)
+    started = time.monotonic()
+    assert "did not finish within 0.3 s" in _fails(ec.call, loops, "loops")
+    assert time.monotonic() - started < 5
+
+
+def test_forbid_and_reference():
+    def uses_builtin(s):
+        return torch.softmax(s, -1)
+
+    def by_hand(s):
+        e = torch.exp(s - s.amax(-1, keepdim=True))
+        return e / e.sum(-1, keepdim=True)
+    assert "uses `softmax`" in _fails(ec.forbid, uses_builtin, "softmax", {"softmax": "no"})
+    ec.forbid(by_hand, "softmax", {"softmax": "no"})
+    env = {"f": 1}
+    with ec.reference(env, f=2, g=3):
+        assert env == {"f": 2, "g": 3}
+    assert env == {"f": 1}
