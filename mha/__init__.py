@@ -16,7 +16,7 @@ from .norms import BatchNorm, LayerNorm
 from .positional import sinusoidal_positions
 from .transformer import DecoderLayer, EncoderLayer, FeedForward, Transformer
 
-from . import example
+from . import example, numerals, training
 
 __version__ = "0.1.0"
 

@@ -68,6 +68,36 @@ def number_to_words(n: int) -> str:
     return " ".join(words)
 
 
+def digit_alignment(n: int) -> list[int | None]:
+    """For each digit of ``str(n)``, the index of the source word that spells it.
+
+    ``None`` marks a digit no word spells (the ``0`` of ``"307"``). A teen word spells
+    two digits (``"thirteen"`` -> ``1`` and ``3``):
+
+    >>> digit_alignment(307)      # three hundred and seven
+    [0, None, 3]
+    >>> digit_alignment(4013)     # four thousand and thirteen
+    [0, None, 3, 3]
+    """
+    words = number_to_words(n).split()
+    if n == 0:
+        return [0]
+    places: list[int | None] = []  # thousands, hundreds, tens, ones
+    places.append(0 if n >= 1000 else None)
+    places.append(words.index("hundred") - 1 if "hundred" in words else None)
+    rest = n % 100
+    start = words.index("and") + 1 if "and" in words else 0  # where the last two digits are
+    if rest == 0:
+        places += [None, None]
+    elif rest < 10:
+        places += [None, start]
+    elif rest < 20:
+        places += [start, start]
+    else:
+        places += [start, start + 1 if rest % 10 else None]
+    return places[4 - len(str(n)):]
+
+
 class Vocab:
     """Maps tokens to ids and back; ids ``0, 1, 2`` are ``<pad>``, ``<bos>``, ``<eos>``."""
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import torch
@@ -104,25 +104,32 @@ def build_model(num_heads: int = 4, d_model: int = 64, num_layers: int = 2,
 
 @dataclass
 class History:
-    """What :func:`train` records: the loss per step and periodic evaluations."""
+    """What :func:`train` records: the loss per step and periodic evaluations.
+
+    ``progress_bar`` is the progress bar's final line (empty without ``progress=True``), for
+    notebooks that clear the live bar's redraws and print its end state once.
+    """
 
     loss: list[float] = field(default_factory=list)
     eval_step: list[int] = field(default_factory=list)
     token_accuracy: list[float] = field(default_factory=list)
     exact_match: list[float] = field(default_factory=list)
     seconds: float = 0.0
+    progress_bar: str = ""
 
 
 def train(model: Transformer, numbers: Sequence[int], steps: int = 1500,
           batch_size: int = 64, lr: float = 3e-3, warmup: int = 100, seed: int = 0,
           eval_numbers: Sequence[int] | None = None, eval_every: int = 0,
-          progress: bool = False) -> History:
+          progress: bool = False,
+          on_step: Callable[[int, Transformer], None] | None = None) -> History:
     """Teacher-forced training with Adam, linear warm-up then cosine decay to zero.
 
     Batches come from :func:`mha.numerals.random_batches` with ``seed``, so two calls
     with the same arguments on a freshly built model follow the same path. Every
     ``eval_every`` steps (0 = never) the model is scored on ``eval_numbers`` with
-    :func:`evaluate`. ``progress=True`` shows a tqdm bar on stdout.
+    :func:`evaluate`. ``progress=True`` shows a tqdm bar on stdout. ``on_step(step, model)``
+    is called after every optimiser step (e.g. to keep a copy of an early checkpoint).
     """
     optimizer = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98))
 
@@ -148,6 +155,8 @@ def train(model: Transformer, numbers: Sequence[int], steps: int = 1500,
         optimizer.step()
         scheduler.step()
         history.loss.append(loss.item())
+        if on_step is not None:
+            on_step(step, model)
         if eval_numbers is not None and eval_every and (step % eval_every == 0 or step == steps):
             scores = evaluate(model, eval_numbers)
             history.eval_step.append(step)
@@ -156,9 +165,10 @@ def train(model: Transformer, numbers: Sequence[int], steps: int = 1500,
         if bar is not None:
             bar.update(1)
             if step % 50 == 0:
-                bar.set_postfix(loss=f"{history.loss[-1]:.3f}")
+                bar.set_postfix(loss=f"{history.loss[-1]:.2g}")
     if bar is not None:
         bar.close()
+        history.progress_bar = str(bar)
     history.seconds = time.perf_counter() - start
     model.eval()
     return history
