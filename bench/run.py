@@ -1,0 +1,290 @@
+"""How fast is `mha`? Our attention timed side by side with PyTorch's, in one run.
+
+    .venv/bin/python bench/run.py               # about 2-3 minutes on 2 idle cores
+    .venv/bin/python bench/run.py --quick       # fewer repetitions, a rough look
+
+Every comparison is measured *interleaved*: each repetition runs every candidate once, in
+a rotating order, so a burst of load from another process hits all candidates alike.
+Reported times are medians over the repetitions; a ratio is the median of the ratios
+taken within each repetition (with its 25th-75th percentile range, a measure of noise).
+The thread count is fixed with ``torch.set_num_threads`` and printed with the machine.
+
+Measured:
+  1. forward time of ``mha.MultiHeadAttention`` (fast path, ``need_weights=False``) vs
+     ``nn.MultiheadAttention(batch_first=True)`` called with ``need_weights=False``, both
+     in eval mode under ``torch.no_grad()``, at (B=8, L=128, D=512, h=8) and
+     (B=1, L=1024, D=512, h=8); and our explicit, weight-returning path vs our fast path;
+  2. achieved GFLOP/s of our forward, counting 8*B*L*D^2 (four projections) +
+     4*B*L^2*D (scores and weighted sum) FLOPs, as a fraction of the fp32 matmul GFLOP/s
+     this machine reaches in the same run (a 1024 x 1024 x 1024 ``torch.mm``);
+  3. ``mha.greedy_decode`` without vs with the KV cache: a 2-layer Transformer with
+     d_model=256, batch 4, 128 new tokens (``eos_id=None``, so the length is fixed).
+
+Results are printed and written to bench/results.md (a table for people) and
+bench/results.csv (for the efficient-attention chapter).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime
+import gc
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+import torch.nn as nn
+
+import mha
+
+HERE = Path(__file__).resolve().parent
+D, HEADS = 512, 8
+SHAPES = [(8, 128), (1, 1024)]
+DECODE = dict(vocab=1000, d_model=256, num_heads=8, num_layers=2, d_ff=1024,
+              batch=4, src_len=32, new_tokens=128)
+TARGETS = {"fast_vs_torch": 1.0, "cache_speedup": 8.0, "matmul_fraction": 0.8}
+
+
+# ----------------------------------------------------------------------------- timing
+def interleaved(candidates: dict, reps: int, target_s: float = 0.02) -> dict[str, list[float]]:
+    """Seconds per call of each candidate, one sample per candidate per repetition.
+
+    Each sample times ``inner`` back-to-back calls (``inner`` chosen once so a sample
+    lasts about ``target_s``) and divides by ``inner``.
+    """
+    names = list(candidates)
+    inner = {}
+    for name in names:  # warm up (allocator, thread pool, caches) and calibrate
+        fn = candidates[name]
+        fn()
+        start = time.perf_counter()
+        fn()
+        once = time.perf_counter() - start
+        inner[name] = max(1, min(50, round(target_s / max(once, 1e-6))))
+    samples = {name: [] for name in names}
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        for r in range(reps):
+            k = r % len(names)
+            for name in names[k:] + names[:k]:  # rotate who goes first
+                fn, n = candidates[name], inner[name]
+                start = time.perf_counter()
+                for _ in range(n):
+                    fn()
+                samples[name].append((time.perf_counter() - start) / n)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return samples
+
+
+def median(xs):
+    return statistics.median(xs)
+
+
+def paired_ratio(a: list[float], b: list[float]) -> tuple[float, float, float]:
+    """Median and quartiles of a[r] / b[r] over the repetitions r."""
+    ratios = sorted(x / y for x, y in zip(a, b))
+    q = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else [ratios[0]] * 3
+    return median(ratios), q[0], q[2]
+
+
+# ----------------------------------------------------------------------------- machine
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def machine_lines(threads: int) -> list[str]:
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:
+        usable = os.cpu_count()
+    blas = "MKL" if torch.backends.mkl.is_available() else "other BLAS"
+    load = " / ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
+    return [
+        f"CPU: {cpu_model()} ({os.cpu_count()} logical cores, {usable} usable by this process)",
+        f"torch {torch.__version__} ({blas}, CPU capability {torch.backends.cpu.get_cpu_capability()}), "
+        f"Python {platform.python_version()}, {platform.system()} {platform.release()}",
+        f"torch.set_num_threads({threads}); float32; eval mode, torch.no_grad()",
+        f"load average (1/5/15 min) at start: {load}",
+        f"date: {datetime.datetime.now().isoformat(timespec='seconds')}",
+    ]
+
+
+def kernels_used(fn) -> list[str]:
+    """The attention kernels (aten ops) that one call of ``fn`` runs, for the header."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        fn()
+    names = {e.key for e in prof.key_averages()}
+    keep = ("scaled_dot_product", "multi_head_attention", "flash", "_softmax", "bmm")
+    return sorted(n for n in names if any(k in n for k in keep))
+
+
+# ----------------------------------------------------------------------------- benchmarks
+def attention_forward(B: int, L: int, reps: int) -> dict:
+    torch.manual_seed(0)
+    ours = mha.MultiHeadAttention(D, HEADS).eval()
+    theirs = nn.MultiheadAttention(D, HEADS, batch_first=True).eval()
+    with torch.no_grad():  # same weights, so we can also check the outputs agree
+        theirs.in_proj_weight.copy_(torch.cat(
+            [ours.q_proj.weight, ours.k_proj.weight, ours.v_proj.weight]))
+        theirs.in_proj_bias.copy_(torch.cat([ours.q_proj.bias, ours.k_proj.bias, ours.v_proj.bias]))
+        theirs.out_proj.load_state_dict(ours.o_proj.state_dict())
+    x = torch.randn(B, L, D)
+    a = torch.randn(1024, 1024)
+    b = torch.randn(1024, 1024)
+    candidates = {
+        "ours (fast path)": lambda: ours(x),
+        "nn.MultiheadAttention": lambda: theirs(x, x, x, need_weights=False),
+        "ours (explicit path)": lambda: ours(x, need_weights=True),
+        "torch.mm 1024^3": lambda: torch.mm(a, b),
+    }
+    with torch.no_grad():
+        fast, _ = ours(x)
+        explicit, _ = ours(x, need_weights=True)
+        reference, _ = theirs(x, x, x, need_weights=False)
+        torch.testing.assert_close(fast, reference, atol=1e-4, rtol=1e-4)
+        torch.testing.assert_close(explicit, reference, atol=1e-4, rtol=1e-4)
+        kernels = {"ours": kernels_used(lambda: ours(x)),
+                   "torch": kernels_used(lambda: theirs(x, x, x, need_weights=False))}
+        samples = interleaved(candidates, reps)
+    flops = 8 * B * L * D**2 + 4 * B * L**2 * D
+    fast_s = samples["ours (fast path)"]
+    mm_gflops = [2 * 1024**3 / s / 1e9 for s in samples["torch.mm 1024^3"]]
+    ours_gflops = [flops / s / 1e9 for s in fast_s]
+    return {
+        "B": B, "L": L, "samples": samples, "kernels": kernels,
+        "fast_vs_torch": paired_ratio(fast_s, samples["nn.MultiheadAttention"]),
+        "explicit_vs_fast": paired_ratio(samples["ours (explicit path)"], fast_s),
+        "gflops": median(ours_gflops), "matmul_gflops": median(mm_gflops),
+        "matmul_fraction": paired_ratio(ours_gflops, mm_gflops),
+        "weights_mib": B * HEADS * L * L * 4 / 2**20,
+    }
+
+
+def decoding(reps: int) -> dict:
+    c = DECODE
+    torch.manual_seed(0)
+    model = mha.Transformer(c["vocab"], c["vocab"], c["d_model"], c["num_heads"],
+                            c["num_layers"], c["d_ff"]).eval()
+    src = torch.randint(3, c["vocab"], (c["batch"], c["src_len"]))
+    run = {use_cache: (lambda use_cache=use_cache: mha.greedy_decode(
+        model, src, c["new_tokens"] + 1, bos_id=1, eos_id=None, use_cache=use_cache))
+        for use_cache in (True, False)}
+    cached, uncached = run[True](), run[False]()
+    assert cached.shape == (c["batch"], c["new_tokens"] + 1)
+    assert torch.equal(cached, uncached), "cached and uncached decoding disagree"
+    samples = interleaved({"greedy_decode, no cache": run[False],
+                           "greedy_decode, KV cache": run[True]}, reps, target_s=0.0)
+    return {"samples": samples,
+            "speedup": paired_ratio(samples["greedy_decode, no cache"],
+                                    samples["greedy_decode, KV cache"])}
+
+
+# ----------------------------------------------------------------------------- report
+def fmt_ratio(r: tuple[float, float, float], unit: str = "x") -> str:
+    return f"{r[0]:.2f}{unit} [{r[1]:.2f}-{r[2]:.2f}]"
+
+
+def verdict(value: float, target: float, at_most: bool) -> str:
+    ok = value <= target if at_most else value >= target
+    return "met" if ok else "MISSED"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--threads", type=int, default=2, help="torch.set_num_threads (default 2)")
+    parser.add_argument("--reps", type=int, default=30, help="repetitions of the forward timings")
+    parser.add_argument("--decode-reps", type=int, default=7, help="repetitions of the decoding timings")
+    parser.add_argument("--quick", action="store_true", help="5 and 3 repetitions: a rough look")
+    parser.add_argument("--out", type=Path, default=HERE, help="folder for results.md/.csv")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.reps, args.decode_reps = 5, 3
+    torch.set_num_threads(args.threads)
+    header = machine_lines(args.threads)
+    print("\n".join(header), flush=True)
+
+    forwards = []
+    for B, L in SHAPES:
+        print(f"timing the forward at B={B}, L={L}, D={D}, h={HEADS} ...", flush=True)
+        forwards.append(attention_forward(B, L, args.reps))
+    print("timing greedy_decode with and without the KV cache ...", flush=True)
+    dec = decoding(args.decode_reps)
+    end_load = " / ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
+    header.append(f"load average at end: {end_load}")
+
+    rows = []  # (measure, value, unit, target, verdict, detail)
+    for f in forwards:
+        shape = f"B={f['B']}, L={f['L']}"
+        r = f["fast_vs_torch"]
+        rows.append((f"ours (fast) / nn.MultiheadAttention time, {shape}", r[0], "x",
+                     "<= 1.0", verdict(r[0], TARGETS["fast_vs_torch"], True), fmt_ratio(r)))
+    for f in forwards:
+        r = f["explicit_vs_fast"]
+        rows.append((f"ours explicit / ours fast time, B={f['B']}, L={f['L']}", r[0], "x",
+                     "", "", fmt_ratio(r) + f"; weights [B,H,L,L] = {f['weights_mib']:.1f} MiB"))
+    r = dec["speedup"]
+    rows.append((f"greedy_decode speed-up of the KV cache, {DECODE['new_tokens']} tokens", r[0], "x",
+                 ">= 8", verdict(r[0], TARGETS["cache_speedup"], False), fmt_ratio(r)))
+    for f in forwards:
+        r = f["matmul_fraction"]
+        target = ">= 0.8" if (f["B"], f["L"]) == SHAPES[0] else ""
+        rows.append((f"our forward GFLOP/s / torch.mm GFLOP/s, B={f['B']}, L={f['L']}", r[0], "",
+                     target, verdict(r[0], TARGETS["matmul_fraction"], False) if target else "",
+                     f"{f['gflops']:.0f} of {f['matmul_gflops']:.0f} GFLOP/s; " + fmt_ratio(r, "")))
+
+    times = []  # (what, median ms)
+    for f in forwards:
+        for name, s in f["samples"].items():
+            times.append((f"{name}, B={f['B']}, L={f['L']}", median(s) * 1e3))
+    for name, s in dec["samples"].items():
+        times.append((name, median(s) * 1e3))
+
+    kern = [f"B={f['B']}, L={f['L']}: ours -> {', '.join(f['kernels']['ours'])}; "
+            f"nn.MultiheadAttention -> {', '.join(f['kernels']['torch'])}" for f in forwards]
+    md = ["# Benchmark: `mha` against PyTorch", "",
+          "Produced by `.venv/bin/python bench/run.py`. Machine:", ""]
+    md += [f"- {line}" for line in header]
+    md += ["", f"Repetitions: {args.reps} (forward), {args.decode_reps} (decoding), interleaved; "
+           "ratios are medians of per-repetition ratios, [25th-75th percentile].", "",
+           "| measure | result | target | |", "|---|---|---|---|"]
+    md += [f"| {m} | {detail} | {t} | {v} |" for m, _, _, t, v, detail in rows]
+    md += ["", "| median time per call | ms |", "|---|---|"]
+    md += [f"| {name} | {ms:.2f} |" for name, ms in times]
+    md += ["", "Attention kernels seen in one call (torch.profiler):", ""]
+    md += [f"- {k}" for k in kern]
+    decode_desc = ", ".join(f"{k}={v}" for k, v in DECODE.items())
+    md += ["", f"Decoding model: {decode_desc}; eos_id=None.", ""]
+    text = "\n".join(md)
+    print()
+    print(text)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "results.md").write_text(text)
+    with open(args.out / "results.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["measure", "value", "unit", "target", "verdict", "detail"])
+        for m, value, unit, t, v, detail in rows:
+            w.writerow([m, f"{value:.4f}", unit, t, v, detail])
+        for name, ms in times:
+            w.writerow([f"median time: {name}", f"{ms:.4f}", "ms", "", "", ""])
+        for line in header:
+            w.writerow(["machine", "", "", "", "", line])
+    print(f"wrote {args.out / 'results.md'} and {args.out / 'results.csv'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
