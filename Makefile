@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 export CUDA_VISIBLE_DEVICES :=
 export PYTHONHASHSEED := 0
 
-.PHONY: book test unit notebooks book-strict browser links browser-deps grade exercises clean
+.PHONY: book test unit notebooks book-strict browser links browser-deps grade exercises bench clean
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -66,6 +66,10 @@ grade: $(STAMP)
 ## exercises: regenerate the exercises from grading/masters/ (otter assign) and re-execute them
 exercises: $(STAMP)
 	$(BIN)/python -m grading.assign
+
+## bench: time mha against PyTorch (not part of `make test`; prints ratios, writes bench/results.md)
+bench: $(STAMP)
+	$(BIN)/python bench/run.py
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis

@@ -1,6 +1,7 @@
 """How fast is `mha`? Our attention timed side by side with PyTorch's, in one run.
 
-    .venv/bin/python bench/run.py               # about 2-3 minutes on 2 idle cores
+    .venv/bin/python bench/run.py               # under a minute on 2 idle cores
+    .venv/bin/python bench/run.py --threads 1   # the same on one thread
     .venv/bin/python bench/run.py --quick       # fewer repetitions, a rough look
 
 Every comparison is measured *interleaved*: each repetition runs every candidate once, in
@@ -105,16 +106,21 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def load_average() -> str:
+    return " / ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
+
+
 def machine_lines(threads: int) -> list[str]:
     try:
         usable = len(os.sched_getaffinity(0))
     except AttributeError:
         usable = os.cpu_count()
     blas = "MKL" if torch.backends.mkl.is_available() else "other BLAS"
-    load = " / ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
+    load = load_average()
     return [
         f"CPU: {cpu_model()} ({os.cpu_count()} logical cores, {usable} usable by this process)",
-        f"torch {torch.__version__} ({blas}, CPU capability {torch.backends.cpu.get_cpu_capability()}), "
+        f"torch {torch.__version__} ({blas}, "
+        f"CPU capability {torch.backends.cpu.get_cpu_capability()}), "
         f"Python {platform.python_version()}, {platform.system()} {platform.release()}",
         f"torch.set_num_threads({threads}); float32; eval mode, torch.no_grad()",
         f"load average (1/5/15 min) at start: {load}",
@@ -123,10 +129,18 @@ def machine_lines(threads: int) -> list[str]:
 
 
 def kernels_used(fn) -> list[str]:
-    """The attention kernels (aten ops) that one call of ``fn`` runs, for the header."""
+    """The attention kernels (aten ops) that one call of ``fn`` runs, for the report."""
     from torch.profiler import ProfilerActivity, profile
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
-        fn()
+    sys.stderr.flush()
+    saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)  # the profiler's C++ side prints start/stop lines on stderr
+    try:
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            fn()
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
     names = {e.key for e in prof.key_averages()}
     keep = ("scaled_dot_product", "multi_head_attention", "flash", "_softmax", "bmm")
     return sorted(n for n in names if any(k in n for k in keep))
@@ -207,7 +221,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--threads", type=int, default=2, help="torch.set_num_threads (default 2)")
     parser.add_argument("--reps", type=int, default=30, help="repetitions of the forward timings")
-    parser.add_argument("--decode-reps", type=int, default=7, help="repetitions of the decoding timings")
+    parser.add_argument("--decode-reps", type=int, default=7,
+                        help="repetitions of the decoding timings")
     parser.add_argument("--quick", action="store_true", help="5 and 3 repetitions: a rough look")
     parser.add_argument("--out", type=Path, default=HERE, help="folder for results.md/.csv")
     args = parser.parse_args(argv)
@@ -223,8 +238,7 @@ def main(argv=None) -> int:
         forwards.append(attention_forward(B, L, args.reps))
     print("timing greedy_decode with and without the KV cache ...", flush=True)
     dec = decoding(args.decode_reps)
-    end_load = " / ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
-    header.append(f"load average at end: {end_load}")
+    header.append(f"load average at end: {load_average()}")
 
     rows = []  # (measure, value, unit, target, verdict, detail)
     for f in forwards:
@@ -237,8 +251,8 @@ def main(argv=None) -> int:
         rows.append((f"ours explicit / ours fast time, B={f['B']}, L={f['L']}", r[0], "x",
                      "", "", fmt_ratio(r) + f"; weights [B,H,L,L] = {f['weights_mib']:.1f} MiB"))
     r = dec["speedup"]
-    rows.append((f"greedy_decode speed-up of the KV cache, {DECODE['new_tokens']} tokens", r[0], "x",
-                 ">= 8", verdict(r[0], TARGETS["cache_speedup"], False), fmt_ratio(r)))
+    rows.append((f"greedy_decode speed-up of the KV cache, {DECODE['new_tokens']} tokens", r[0],
+                 "x", ">= 8", verdict(r[0], TARGETS["cache_speedup"], False), fmt_ratio(r)))
     for f in forwards:
         r = f["matmul_fraction"]
         target = ">= 0.8" if (f["B"], f["L"]) == SHAPES[0] else ""
