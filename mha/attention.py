@@ -6,7 +6,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from ._checks import check_mask, shape_str
+from ._checks import check_attn_bias, check_mask, shape_str
 
 
 def scaled_dot_product_attention(
@@ -15,8 +15,9 @@ def scaled_dot_product_attention(
     v: torch.Tensor,
     mask: torch.Tensor | None = None,
     dropout_p: float = 0.0,
+    attn_bias: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """softmax(q k^T / sqrt(d_k)) v, returning the output and the attention weights.
+    """softmax(q k^T / sqrt(d_k) + bias) v, returning the output and the attention weights.
 
     Args:
         q: queries ``[..., L, d_k]``.
@@ -25,7 +26,11 @@ def scaled_dot_product_attention(
         mask: optional boolean mask broadcastable to ``[..., L, S]``;
             ``True`` means "this query may attend to this key" (the convention of
             ``F.scaled_dot_product_attention``; ``nn.MultiheadAttention`` uses the opposite).
-        dropout_p: probability of dropping an attention weight (training only).
+        dropout_p: probability of dropping an attention weight; the kept weights are
+            scaled by ``1 / (1 - dropout_p)`` so that their expected value is unchanged.
+            Pass 0 in eval mode (this function does not know the module's mode).
+        attn_bias: optional float tensor broadcastable to ``[..., L, S]``, added to the
+            scaled scores before the mask (ALiBi's distance penalty, for example).
 
     Returns:
         ``(out, weights)`` with ``out`` ``[..., L, d_v]`` and ``weights`` ``[..., L, S]``.
@@ -46,6 +51,10 @@ def scaled_dot_product_attention(
     # [..., L, d_k] @ [..., d_k, S] -> [..., L, S]. True division: `//` would floor
     # every score to an integer and silently destroy the attention pattern.
     scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)
+
+    if attn_bias is not None:
+        check_attn_bias(attn_bias, scores.shape, L=L, S=S)
+        scores = scores + attn_bias
 
     if mask is not None:
         check_mask(mask, scores.shape, L=L, S=S)

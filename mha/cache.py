@@ -55,6 +55,25 @@ class KVCache:
         self._length = end
         return self.key, self.value
 
+    def reorder(self, index: torch.Tensor) -> None:
+        """Keep batch rows ``index`` ``[B']`` in that order (beam search: row ``i`` of the
+        new batch continues the hypothesis that was row ``index[i]``). Rows may repeat.
+        """
+        if self._key is None:
+            return
+        index = torch.as_tensor(index, device=self._key.device)
+        if index.dim() != 1 or index.is_floating_point():
+            raise ValueError(
+                f"index must be a 1-D integer tensor of batch rows [B']; got {index.dtype} "
+                f"of shape {list(index.shape)}"
+            )
+        B = self._key.shape[0]
+        if index.numel() and (index.min() < 0 or index.max() >= B):
+            raise ValueError(f"index must pick rows in 0..{B - 1}; got {index.tolist()}")
+        # index_select copies the chosen rows, so two beams never share one buffer
+        self._key = self._key.index_select(0, index)
+        self._value = self._value.index_select(0, index)
+
     def _grow(self, old: torch.Tensor | None, new: torch.Tensor, needed: int) -> torch.Tensor:
         """A buffer with room for at least ``2 * needed`` positions, holding the old ones."""
         capacity = max(2 * needed, 16)

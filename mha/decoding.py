@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import torch
 
+from .generation import eval_mode
 from .transformer import Transformer
 
 
@@ -29,9 +30,7 @@ def greedy_decode(
     """
     if max_len < 1:
         raise ValueError(f"max_len counts the leading bos token, so it must be >= 1; got {max_len}")
-    was_training = model.training
-    model.eval()
-    try:
+    with eval_mode(model):
         memory = model.encode(src, src_mask)
         B = src.shape[0]
         tokens = torch.full((B, 1), bos_id, dtype=torch.long, device=src.device)
@@ -42,11 +41,9 @@ def greedy_decode(
             logits = model.decode(step_input, memory, src_mask, caches=caches)
             next_token = logits[:, -1].argmax(dim=-1)  # [B]: only the last position matters
             if eos_id is not None:
-                next_token = next_token.masked_fill(finished, eos_id)
+                next_token = next_token.masked_fill(finished, eos_id)  # pad finished rows
                 finished |= next_token == eos_id
-            tokens = torch.cat([tokens, next_token[:, None]], dim=1)
+            tokens = torch.cat([tokens, next_token[:, None]], dim=1)  # [B, t + 1]
             if eos_id is not None and finished.all():
                 break
         return tokens
-    finally:
-        model.train(was_training)

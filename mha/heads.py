@@ -28,3 +28,19 @@ def merge_heads(x: torch.Tensor) -> torch.Tensor:
     B, H, L, d = x.shape
     # transpose makes the tensor non-contiguous, so reshape (which copies) and not view
     return x.transpose(1, 2).reshape(B, L, H * d)
+
+
+def repeat_kv(x: torch.Tensor, n_rep: int) -> torch.Tensor:
+    """``[B, H_kv, S, d] -> [B, H_kv * n_rep, S, d]``: each key/value head copied to its group.
+
+    Grouped-query attention shares one key/value head among ``n_rep`` query heads. Query
+    head ``h`` reads key/value head ``h // n_rep``, so the copies must sit next to each
+    other, ``[K1, K2] -> [K1, K1, K2, K2]``: this equals
+    ``x.repeat_interleave(n_rep, dim=1)`` (``x.repeat(1, n_rep, 1, 1)`` would give
+    ``[K1, K2, K1, K2]``, the wrong pairing).
+    """
+    if n_rep == 1:
+        return x
+    B, H_kv, S, d = x.shape
+    # expand makes n_rep views of each head without copying; reshape then copies once
+    return x[:, :, None].expand(B, H_kv, n_rep, S, d).reshape(B, H_kv * n_rep, S, d)

@@ -1,4 +1,4 @@
-"""LayerNorm and BatchNorm written from their formulas.
+"""LayerNorm, BatchNorm and RMSNorm written from their formulas.
 
 Both compute ``(x - mean) / sqrt(var + eps) * weight + bias`` with the *biased* variance;
 they differ only in which axis the statistics are taken over:
@@ -7,19 +7,16 @@ they differ only in which axis the statistics are taken over:
   A token's output depends on that token alone.
 * BatchNorm: per feature, over every token in the batch (all leading axes of ``[..., d]``).
   A token's output depends on the rest of the batch, and eval mode uses running averages.
+
+RMSNorm (Llama's choice) is LayerNorm of each token without the mean subtraction and without
+the bias: ``x / sqrt(mean(x^2) + eps) * weight``.
 """
 from __future__ import annotations
 
 import torch
 import torch.nn as nn
 
-
-def _check_features(x: torch.Tensor, d: int, who: str) -> None:
-    if x.dim() < 1 or x.shape[-1] != d:
-        raise ValueError(
-            f"{who} was built for d={d} features but got an input of shape "
-            f"{list(x.shape)} whose last dimension is {x.shape[-1] if x.dim() else 'missing'}"
-        )
+from ._checks import check_features
 
 
 class LayerNorm(nn.Module):
@@ -32,7 +29,7 @@ class LayerNorm(nn.Module):
         self.bias = nn.Parameter(torch.zeros(d))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        _check_features(x, self.d, "LayerNorm")
+        check_features(x, self.d, "LayerNorm")
         mean = x.mean(dim=-1, keepdim=True)
         var = x.var(dim=-1, keepdim=True, unbiased=False)
         return (x - mean) / torch.sqrt(var + self.eps) * self.weight + self.bias
@@ -59,7 +56,7 @@ class BatchNorm(nn.Module):
         self.register_buffer("running_var", torch.ones(d))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        _check_features(x, self.d, "BatchNorm")
+        check_features(x, self.d, "BatchNorm")
         flat = x.reshape(-1, self.d)  # [N, d]: every token of every sequence is a sample
         if self.training:
             n = flat.shape[0]
@@ -79,3 +76,26 @@ class BatchNorm(nn.Module):
 
     def extra_repr(self) -> str:
         return f"d={self.d}, eps={self.eps}, momentum={self.momentum}"
+
+
+class RMSNorm(nn.Module):
+    """Root-mean-square norm (Zhang & Sennrich, 2019), as in Llama: ``[..., d] -> [..., d]``.
+
+    ``x / sqrt(mean(x^2) + eps) * weight``: LayerNorm without the mean subtraction and
+    without the bias. Computed in float32 and cast back, like transformers'
+    ``LlamaRMSNorm``; equals ``torch.nn.RMSNorm(d, eps)``.
+    """
+
+    def __init__(self, d_model: int, eps: float = 1e-6):
+        super().__init__()
+        self.d, self.eps = d_model, eps
+        self.weight = nn.Parameter(torch.ones(d_model))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        check_features(x, self.d, "RMSNorm")
+        x32 = x.float()  # half-precision squares overflow and lose digits
+        rms = torch.rsqrt(x32.pow(2).mean(dim=-1, keepdim=True) + self.eps)
+        return (x32 * rms).to(x.dtype) * self.weight
+
+    def extra_repr(self) -> str:
+        return f"d={self.d}, eps={self.eps}"

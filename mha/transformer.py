@@ -30,47 +30,46 @@ class FeedForward(nn.Module):
         return self.contract(self.dropout(torch.relu(self.expand(x))))
 
 
-class _ResidualLayer(nn.Module):
-    """Residual wiring shared by both layer types: Post-LN or Pre-LN."""
+class EncoderLayer(nn.Module):
+    """Self-attention and FFN, each wrapped in a residual connection and a LayerNorm.
 
-    def __init__(self, dropout: float, norm_first: bool):
+    ``norm_first=False`` is the Post-LN wiring of the 2017 paper, ``x = norm(x + f(x))``;
+    ``norm_first=True`` is Pre-LN, ``x = x + f(norm(x))``, which leaves an un-normalised
+    path from the input to the output and trains more stably in deep stacks.
+    """
+
+    def __init__(self, d_model, num_heads, d_ff, dropout=0.0, norm_first=False, num_kv_heads=None):
         super().__init__()
         self.norm_first = norm_first
         self.dropout = nn.Dropout(dropout)
-
-    def residual(self, x, norm, sublayer):
-        """Post-LN: ``norm(x + f(x))`` (the 2017 paper); Pre-LN: ``x + f(norm(x))``.
-
-        ``sublayer`` may return ``(y, extra)``; ``extra`` (attention weights) is passed on.
-        """
-        y = sublayer(norm(x) if self.norm_first else x)
-        y, extra = y if isinstance(y, tuple) else (y, None)
-        x = x + self.dropout(y)
-        return (x if self.norm_first else norm(x)), extra
-
-
-class EncoderLayer(_ResidualLayer):
-    """Self-attention and FFN, each wrapped in a residual connection and a LayerNorm."""
-
-    def __init__(self, d_model, num_heads, d_ff, dropout=0.0, norm_first=False, num_kv_heads=None):
-        super().__init__(dropout, norm_first)
         self.self_attn = MultiHeadAttention(d_model, num_heads, dropout, num_kv_heads=num_kv_heads)
         self.ff = FeedForward(d_model, d_ff, dropout)
         self.norm1, self.norm2 = LayerNorm(d_model), LayerNorm(d_model)
 
     def forward(self, x, mask=None, need_weights=False):
         """``x`` ``[B, S, D]`` -> ``([B, S, D], self-attention weights [B, H, S, S] | None)``."""
-        x, weights = self.residual(
-            x, self.norm1, lambda h: self.self_attn(h, mask=mask, need_weights=need_weights))
-        x, _ = self.residual(x, self.norm2, self.ff)
+        if self.norm_first:  # Pre-LN: x + f(norm(x))
+            h, weights = self.self_attn(self.norm1(x), mask=mask, need_weights=need_weights)
+            x = x + self.dropout(h)
+            x = x + self.dropout(self.ff(self.norm2(x)))
+        else:  # Post-LN: norm(x + f(x))
+            h, weights = self.self_attn(x, mask=mask, need_weights=need_weights)
+            x = self.norm1(x + self.dropout(h))
+            x = self.norm2(x + self.dropout(self.ff(x)))
         return x, weights
 
 
-class DecoderLayer(_ResidualLayer):
-    """Masked self-attention, cross-attention to the encoder memory, then the FFN."""
+class DecoderLayer(nn.Module):
+    """Masked self-attention, cross-attention to the encoder memory, then the FFN.
+
+    Each of the three sublayers is wrapped like :class:`EncoderLayer`'s: Post-LN
+    ``x = norm(x + f(x))`` or, with ``norm_first=True``, Pre-LN ``x = x + f(norm(x))``.
+    """
 
     def __init__(self, d_model, num_heads, d_ff, dropout=0.0, norm_first=False, num_kv_heads=None):
-        super().__init__(dropout, norm_first)
+        super().__init__()
+        self.norm_first = norm_first
+        self.dropout = nn.Dropout(dropout)
         self.self_attn = MultiHeadAttention(d_model, num_heads, dropout, num_kv_heads=num_kv_heads)
         self.cross_attn = MultiHeadAttention(d_model, num_heads, dropout, num_kv_heads=num_kv_heads)
         self.ff = FeedForward(d_model, d_ff, dropout)
@@ -82,14 +81,25 @@ class DecoderLayer(_ResidualLayer):
 
         Queries come from the decoder (``x``); in cross-attention keys and values come from
         the encoder ``memory``. ``caches`` is ``(self_cache, cross_cache)`` when decoding
-        step by step.
+        step by step. The weights are ``(self [B, H, T, T], cross [B, H, T, S])`` or Nones.
         """
         self_cache, cross_cache = caches if caches is not None else (None, None)
-        x, self_w = self.residual(x, self.norm1, lambda h: self.self_attn(
-            h, mask=self_mask, need_weights=need_weights, cache=self_cache))
-        x, cross_w = self.residual(x, self.norm2, lambda h: self.cross_attn(
-            h, memory, mask=memory_mask, need_weights=need_weights, cache=cross_cache))
-        x, _ = self.residual(x, self.norm3, self.ff)
+        if self.norm_first:  # Pre-LN: x + f(norm(x))
+            h, self_w = self.self_attn(self.norm1(x), mask=self_mask, need_weights=need_weights,
+                                       cache=self_cache)
+            x = x + self.dropout(h)
+            h, cross_w = self.cross_attn(self.norm2(x), memory, mask=memory_mask,
+                                         need_weights=need_weights, cache=cross_cache)
+            x = x + self.dropout(h)
+            x = x + self.dropout(self.ff(self.norm3(x)))
+        else:  # Post-LN: norm(x + f(x))
+            h, self_w = self.self_attn(x, mask=self_mask, need_weights=need_weights,
+                                       cache=self_cache)
+            x = self.norm1(x + self.dropout(h))
+            h, cross_w = self.cross_attn(x, memory, mask=memory_mask,
+                                         need_weights=need_weights, cache=cross_cache)
+            x = self.norm2(x + self.dropout(h))
+            x = self.norm3(x + self.dropout(self.ff(x)))
         return x, (self_w, cross_w)
 
 
@@ -101,25 +111,48 @@ class Transformer(nn.Module):
     self-attention *and* the decoder's cross-attention; the decoder's self-attention is
     always causal, and ``tgt_mask`` (e.g. target padding) is combined with that.
     ``norm_first=True`` gives the Pre-LN variant, with a final LayerNorm on both stacks.
+    ``num_layers`` sets the depth of both stacks; ``num_encoder_layers`` or
+    ``num_decoder_layers`` override it for one of them.
     """
 
     def __init__(self, src_vocab, tgt_vocab, d_model, num_heads, num_layers, d_ff,
-                 dropout=0.0, norm_first=False, max_len=512, num_kv_heads=None):
+                 dropout=0.0, norm_first=False, max_len=512, num_kv_heads=None, *,
+                 num_encoder_layers=None, num_decoder_layers=None):
         super().__init__()
+        # num_layers sets both depths; either stack can be given its own
+        num_encoder_layers = num_layers if num_encoder_layers is None else num_encoder_layers
+        num_decoder_layers = num_layers if num_decoder_layers is None else num_decoder_layers
+        for name, n in (("num_encoder_layers", num_encoder_layers),
+                        ("num_decoder_layers", num_decoder_layers)):
+            if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+                raise ValueError(f"{name} must be a positive integer, got {name}={n!r}")
         self.d_model, self.max_len = d_model, max_len
         self.src_embed = nn.Embedding(src_vocab, d_model)
         self.tgt_embed = nn.Embedding(tgt_vocab, d_model)
         self.register_buffer("positions", sinusoidal_positions(max_len, d_model), persistent=False)
         layer_args = (d_model, num_heads, d_ff, dropout, norm_first, num_kv_heads)
-        self.encoder_layers = nn.ModuleList(EncoderLayer(*layer_args) for _ in range(num_layers))
-        self.decoder_layers = nn.ModuleList(DecoderLayer(*layer_args) for _ in range(num_layers))
+        self.encoder_layers = nn.ModuleList(
+            EncoderLayer(*layer_args) for _ in range(num_encoder_layers))
+        self.decoder_layers = nn.ModuleList(
+            DecoderLayer(*layer_args) for _ in range(num_decoder_layers))
         # Pre-LN leaves the residual stream un-normalised, so each stack ends with a norm.
         self.encoder_norm = LayerNorm(d_model) if norm_first else nn.Identity()
         self.decoder_norm = LayerNorm(d_model) if norm_first else nn.Identity()
         self.generator = nn.Linear(d_model, tgt_vocab)
         self.dropout = nn.Dropout(dropout)
 
-    def _embed(self, tokens: torch.Tensor, table: nn.Embedding, start: int = 0) -> torch.Tensor:
+    def embed_source(self, src: torch.Tensor) -> torch.Tensor:
+        """Source ids ``[B, S]`` -> ``[B, S, D]``: the encoder's input."""
+        return self._embed(src, self.src_embed, 0)
+
+    def embed_target(self, tgt: torch.Tensor, start: int = 0) -> torch.Tensor:
+        """Target ids ``[B, T]`` at positions ``start .. start + T - 1`` -> ``[B, T, D]``.
+
+        ``start`` is the number of tokens already decoded (the KV cache's length).
+        """
+        return self._embed(tgt, self.tgt_embed, start)
+
+    def _embed(self, tokens: torch.Tensor, table: nn.Embedding, start: int) -> torch.Tensor:
         """Token ids ``[B, T]`` -> ``[B, T, D]``: scaled embeddings plus positions."""
         if tokens.dim() != 2:
             raise ValueError(
@@ -129,12 +162,13 @@ class Transformer(nn.Module):
             raise ValueError(
                 f"sequence positions {start}..{end - 1} exceed max_len={self.max_len}; "
                 f"build the Transformer with a larger max_len")
-        x = table(tokens) * math.sqrt(self.d_model) + self.positions[start:end]
+        # sqrt(d_model) brings the embeddings to the scale of the positional table
+        x = table(tokens) * math.sqrt(self.d_model) + self.positions[start:end]  # [B, T, D]
         return self.dropout(x)
 
     def encode(self, src, src_mask=None, need_weights=False):
         """Source ids ``[B, S]`` -> memory ``[B, S, D]`` (and per-layer weights if asked)."""
-        x = self._embed(src, self.src_embed)
+        x = self.embed_source(src)
         all_weights = []
         for layer in self.encoder_layers:
             x, weights = layer(x, src_mask, need_weights)
@@ -150,12 +184,16 @@ class Transformer(nn.Module):
         are placed after the cached ones, for both the positions and the causal mask.
         """
         start = len(caches[0][0]) if caches is not None else 0
-        x = self._embed(tgt, self.tgt_embed, start)
+        x = self.embed_target(tgt, start)
         T = tgt.shape[1]
-        # The new queries are the last T of start + T positions: bottom-right alignment.
-        self_mask = causal_mask(T, start + T, device=tgt.device)
-        if tgt_mask is not None:
-            self_mask = self_mask & tgt_mask
+        if T == 1:
+            # one new query (a cached decoding step) may see every key: nothing to hide
+            self_mask = tgt_mask
+        else:
+            # the new queries are the last T of start + T positions: bottom-right alignment
+            self_mask = causal_mask(T, start + T, device=tgt.device)
+            if tgt_mask is not None:
+                self_mask = self_mask & tgt_mask
         all_weights = []
         for i, layer in enumerate(self.decoder_layers):
             x, weights = layer(x, memory, self_mask, src_mask,

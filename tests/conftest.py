@@ -20,6 +20,12 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 torch.set_num_threads(1)  # xdist already runs one worker per core
 
 
+def pytest_configure(config):
+    # `make unit` leaves these out; `make integration` (part of `make test`) runs them
+    config.addinivalue_line(
+        "markers", "slow: integration test (subprocess, fresh venv, grading whole notebooks)")
+
+
 @pytest.fixture(autouse=True)
 def _seed():
     torch.manual_seed(0)

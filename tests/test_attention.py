@@ -97,12 +97,38 @@ def test_gradcheck_in_float64_with_a_mask():
         lambda q, k, v: scaled_dot_product_attention(q, k, v, mask)[0], (q, k, v))
 
 
-def test_dropout_is_applied_to_the_weights():
+@pytest.mark.parametrize("p", [0.25, 0.5])
+def test_dropout_zeroes_weights_and_rescales_the_rest_by_one_over_one_minus_p(p):
+    q, k, v = torch.randn(16, 4), torch.randn(16, 4), torch.randn(16, 4)
+    _, plain = scaled_dot_product_attention(q, k, v)
+    _, dropped = scaled_dot_product_attention(q, k, v, dropout_p=p)
+    kept = dropped != 0
+    assert 0 < kept.float().mean() < 1
+    # each kept weight is scaled up so that the expected weight stays the same
+    torch.testing.assert_close(dropped[kept], plain[kept] / (1 - p))
+
+
+def test_no_dropout_keeps_every_weight():
     q, k, v = torch.randn(8, 4), torch.randn(8, 4), torch.randn(8, 4)
-    _, weights = scaled_dot_product_attention(q, k, v, dropout_p=0.5)
-    assert (weights == 0).any()
     _, weights = scaled_dot_product_attention(q, k, v, dropout_p=0.0)
     assert (weights > 0).all()
+
+
+@given(L=dims, S=dims, d=dims, seed=st.integers(0, 2**16))
+def test_attn_bias_matches_torch_sdpa_with_a_float_mask(L, S, d, seed):
+    g = torch.Generator().manual_seed(seed)
+    q, k, v = (torch.randn(2, 3, n, d, generator=g, dtype=torch.float64) for n in (L, S, S))
+    bias = torch.randn(3, L, S, generator=g, dtype=torch.float64) * 2
+    out, _ = scaled_dot_product_attention(q, k, v, attn_bias=bias)
+    torch.testing.assert_close(out, F.scaled_dot_product_attention(q, k, v, attn_mask=bias))
+
+
+def test_a_mask_wins_over_a_large_bias():
+    q, k, v = torch.randn(1, 4), torch.randn(3, 4), torch.eye(3)
+    bias = torch.tensor([[100.0, 0.0, 0.0]])  # key 0 favoured, but masked out
+    _, weights = scaled_dot_product_attention(q, k, v, torch.tensor([[False, True, True]]),
+                                              attn_bias=bias)
+    assert weights[0, 0] == 0
 
 
 def test_error_names_both_dims_when_query_and_key_widths_differ():

@@ -6,6 +6,8 @@ from hypothesis import strategies as st
 
 from mha import Transformer, greedy_decode, padding_mask
 
+F32 = dict(atol=1e-5, rtol=1e-4)  # float32: one step at a time rounds differently
+
 BOS, EOS = 1, 2
 
 
@@ -40,6 +42,25 @@ def test_cached_and_uncached_decoding_agree_with_the_reference(seed, norm_first,
         assert torch.equal(got, expected), f"use_cache={use_cache}"
 
 
+@pytest.mark.parametrize("kv", [None, 2, 1], ids=["mha", "gqa", "mqa"])
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_cached_steps_give_the_teacher_forcing_logits_at_every_position(kv, norm_first):
+    """One token at a time, a step can only see the past; teacher forcing sees the whole
+    target at once. Equal logits mean the decoder's self-attention is causal, the cache
+    holds the right keys in the right order, and positions continue after the cache."""
+    torch.manual_seed(0)
+    model = Transformer(11, 13, 16, 4, 2, 32, norm_first=norm_first, num_kv_heads=kv).eval()
+    src = torch.randint(0, 11, (3, 5))
+    tgt = torch.randint(0, 13, (3, 24))  # longer than the cache's first buffer (16)
+    with torch.no_grad():
+        memory = model.encode(src)
+        teacher_forced = model.decode(tgt, memory)  # every position at once
+        caches = model.new_caches()
+        steps = [model.decode(tgt[:, t:t + 1], memory, caches=caches) for t in range(24)]
+    torch.testing.assert_close(torch.cat(steps, dim=1), teacher_forced, **F32)
+    assert all(len(self_c) == 24 and len(cross_c) == 5 for self_c, cross_c in caches)
+
+
 def test_output_starts_with_bos_and_respects_max_len():
     out = greedy_decode(_model(), torch.randint(3, 10, (4, 5)), 7, BOS, EOS)
     assert (out[:, 0] == BOS).all()
@@ -70,10 +91,19 @@ def _model_that_emits_eos_at(call_per_row):
 
 
 @pytest.mark.parametrize("use_cache", [True, False])
-def test_finished_rows_are_padded_with_eos_and_decoding_stops_when_all_finish(use_cache):
+def test_finished_rows_are_padded_with_eos(use_cache):
+    # row 0 says EOS on call 2; afterwards its model output (token 5) must be overridden
     model = _model_that_emits_eos_at([2, 4])
     out = greedy_decode(model, torch.randint(3, 10, (2, 5)), 20, BOS, EOS, use_cache=use_cache)
-    assert out.tolist() == [[BOS, 5, EOS, EOS, EOS], [BOS, 5, 5, 5, EOS]]
+    assert out[0].tolist() == [BOS, 5, EOS, EOS, EOS]
+
+
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_decoding_stops_as_soon_as_every_row_has_finished(use_cache):
+    model = _model_that_emits_eos_at([2, 4])
+    out = greedy_decode(model, torch.randint(3, 10, (2, 5)), 20, BOS, EOS, use_cache=use_cache)
+    assert out.shape == (2, 5)  # not 20: after call 4 both rows are done
+    assert out[1].tolist() == [BOS, 5, 5, 5, EOS]
 
 
 def test_no_state_survives_between_calls():

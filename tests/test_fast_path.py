@@ -1,23 +1,21 @@
 """The fast paths change speed, never the answer.
 
 * ``need_weights=False`` (PyTorch's fused ``F.scaled_dot_product_attention``) against the
-  explicit path of ``mha.scaled_dot_product_attention``, in float32;
-* the packed q/k/v projection (one matrix multiply) against the three separate ones;
+  explicit path of ``mha.scaled_dot_product_attention``, in float32, and both against a
+  by-hand reference;
 * grouped-/multi-query attention (``num_kv_heads``) against an ordinary MHA whose key and
-  value heads are repeated;
-* decoding with the KV cache against re-running the whole prefix.
+  value heads are repeated.
+
+(Decoding with the KV cache against teacher forcing is in ``test_decoding.py``.)
 """
-import copy
 import math
 
 import pytest
 import torch
-import torch.nn.functional as F
 from hypothesis import given
 from hypothesis import strategies as st
-from torch.overrides import TorchFunctionMode
 
-from mha import KVCache, MultiHeadAttention, Transformer, causal_mask, greedy_decode
+from mha import MultiHeadAttention, causal_mask
 
 F32 = dict(atol=1e-5, rtol=1e-4)  # float32: rounding differs between the two paths
 
@@ -121,86 +119,13 @@ def _by_hand(m, query, key, mask=None):
     return m.o_proj((weights @ v).transpose(1, 2).reshape(B, L, D))
 
 
-class _LinearShapes(TorchFunctionMode):
-    """Records the weight shape of every ``F.linear`` call."""
-
-    def __init__(self):
-        super().__init__()
-        self.shapes = []
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        if func is F.linear:
-            self.shapes.append(tuple(args[1].shape))
-        return func(*args, **(kwargs or {}))
-
-
-@pytest.mark.parametrize("kv", [4, 2, 1], ids=["mha", "gqa", "mqa"])
-def test_self_attention_projects_q_k_v_in_one_matmul_with_the_same_result(kv):
-    torch.manual_seed(0)
-    m = MultiHeadAttention(16, 4, num_kv_heads=kv).eval()
-    x = torch.randn(2, 5, 16)
-    with torch.no_grad(), _LinearShapes() as calls:
-        out, _ = m(x, mask=causal_mask(5))
-    assert calls.shapes == [(16 + 2 * kv * 4, 16), (16, 16)]  # packed q|k|v, then o_proj
+@pytest.mark.parametrize("need_weights", [False, True])
+@given(p=problems())
+def test_both_paths_equal_a_by_hand_reference(need_weights, p):
+    m, x, mem, mask = _inputs(p)
     with torch.no_grad():
-        torch.testing.assert_close(out, _by_hand(m, x, x, causal_mask(5)), **F32)
-
-
-def test_cross_attention_projects_k_and_v_together():
-    torch.manual_seed(0)
-    m = MultiHeadAttention(16, 4, num_kv_heads=2).eval()
-    x, mem = torch.randn(2, 3, 16), torch.randn(2, 6, 16)
-    with torch.no_grad(), _LinearShapes() as calls:
-        out, _ = m(x, mem)
-    assert sorted(calls.shapes) == sorted([(16, 16), (16, 16), (2 * 2 * 4, 16)])
-    with torch.no_grad():
-        torch.testing.assert_close(out, _by_hand(m, x, mem), **F32)
-
-
-def test_packed_projection_follows_every_way_of_changing_the_weights():
-    torch.manual_seed(0)
-    m = MultiHeadAttention(8, 2).eval()
-    x = torch.randn(1, 4, 8)
-
-    def check():
-        with torch.no_grad():
-            torch.testing.assert_close(m(x)[0], _by_hand(m, x, x), **F32)
-
-    check()
-    with torch.no_grad():
-        m.k_proj.weight.mul_(2.0)                     # in place, tracked by autograd
-    check()
-    m.v_proj.weight.data.copy_(torch.randn(8, 8))     # through .data, not tracked
-    check()
-    m.q_proj.bias.data.zero_()
-    check()
-    m.load_state_dict({k: torch.randn_like(v) for k, v in m.state_dict().items()})
-    check()
-    m.k_proj.weight = torch.nn.Parameter(torch.randn(8, 8))  # a new tensor: no longer packed
-    check()
-    m2 = copy.deepcopy(m)
-    x = x.double()
-    m = m2.double()
-    check()
-    assert list(m.state_dict()) == [f"{p}_proj.{t}" for p in "qkvo" for t in ("weight", "bias")]
-    with torch.no_grad(), _LinearShapes() as calls:  # .double() packed the weights again
-        m(x)
-    assert calls.shapes == [(24, 8), (8, 8)]
-
-
-def test_a_hook_on_a_projection_still_sees_it_run():
-    torch.manual_seed(0)
-    m = MultiHeadAttention(8, 2).eval()
-    x = torch.randn(2, 3, 8)
-    with torch.no_grad():
-        packed, _ = m(x)
-    seen = []
-    handle = m.k_proj.register_forward_hook(lambda mod, inp, out: seen.append(out.shape))
-    with torch.no_grad():
-        hooked, _ = m(x)
-    handle.remove()
-    assert seen == [(2, 3, 8)]
-    torch.testing.assert_close(hooked, packed, **F32)
+        out, _ = m(x, mem, mask=mask, need_weights=need_weights)
+        torch.testing.assert_close(out, _by_hand(m, x, mem, mask), **F32)
 
 
 def test_gradients_reach_each_projection_separately():
@@ -242,75 +167,3 @@ def test_gqa_and_mqa_equal_full_mha_with_repeated_kv_heads(need_weights, p):
     torch.testing.assert_close(out, expected, **F32)
     if need_weights:
         torch.testing.assert_close(w, expected_w, **F32)
-
-
-def test_gqa_cache_is_smaller_by_the_group_factor():
-    torch.manual_seed(0)
-    sizes = {}
-    for kv in (8, 2, 1):
-        m = MultiHeadAttention(64, 8, num_kv_heads=kv).eval()
-        cache = KVCache()
-        with torch.no_grad():
-            for _ in range(5):
-                m(torch.randn(3, 1, 64), cache=cache)
-        assert cache.key.shape == cache.value.shape == (3, kv, 5, 8)
-        sizes[kv] = cache.key.numel() + cache.value.numel()
-    assert sizes[8] == 4 * sizes[2] == 8 * sizes[1] == 2 * 3 * 8 * 5 * 8
-
-
-# ------------------------------------------------------------------------ KV cache
-def test_kv_cache_appends_across_growth_of_its_buffer():
-    cache = KVCache()
-    pieces = []
-    torch.manual_seed(0)
-    for n in [3, 1, 1, 20, 1, 40, 2]:  # crosses the initial capacity more than once
-        k, v = torch.randn(2, 3, n, 4), torch.randn(2, 3, n, 4)
-        pieces.append((k, v))
-        got_k, got_v = cache.update(k, v)
-        assert torch.equal(got_k, torch.cat([p[0] for p in pieces], dim=-2))
-        assert torch.equal(got_v, torch.cat([p[1] for p in pieces], dim=-2))
-        assert len(cache) == got_k.shape[-2]
-    assert torch.equal(cache.key, got_k) and torch.equal(cache.value, got_v)
-
-
-def test_static_cache_projects_the_memory_once_and_reuses_it():
-    torch.manual_seed(0)
-    m = MultiHeadAttention(8, 2).eval()
-    cache = KVCache(static=True)
-    assert not cache.filled and cache.key is None and len(cache) == 0
-    memory = torch.randn(2, 6, 8)
-    x1, x2 = torch.randn(2, 1, 8), torch.randn(2, 1, 8)
-    with torch.no_grad():
-        first, _ = m(x1, memory, cache=cache)
-        assert cache.filled and len(cache) == 6 and cache.key.shape == (2, 2, 6, 4)
-        # the second step's memory argument is ignored: the cached projection is used
-        second, _ = m(x2, torch.zeros(2, 6, 8), cache=cache)
-        torch.testing.assert_close(first, m(x1, memory)[0], **F32)
-        torch.testing.assert_close(second, m(x2, memory)[0], **F32)
-
-
-@pytest.mark.parametrize("kv", [None, 2, 1], ids=["mha", "gqa", "mqa"])
-@pytest.mark.parametrize("norm_first", [False, True])
-def test_cached_decoding_gives_the_same_logits_at_every_step(kv, norm_first):
-    torch.manual_seed(0)
-    model = Transformer(11, 13, 16, 4, 2, 32, norm_first=norm_first, num_kv_heads=kv).eval()
-    src = torch.randint(0, 11, (3, 5))
-    tgt = torch.randint(0, 13, (3, 24))  # longer than the cache's first buffer (16)
-    with torch.no_grad():
-        memory = model.encode(src)
-        full = model.decode(tgt, memory)  # teacher forcing: every position at once
-        caches = model.new_caches()
-        steps = [model.decode(tgt[:, t:t + 1], memory, caches=caches) for t in range(24)]
-    torch.testing.assert_close(torch.cat(steps, dim=1), full, **F32)
-    assert all(len(self_c) == 24 and len(cross_c) == 5 for self_c, cross_c in caches)
-
-
-@pytest.mark.parametrize("kv", [None, 1], ids=["mha", "mqa"])
-def test_cached_and_uncached_greedy_decoding_agree(kv):
-    torch.manual_seed(1)
-    model = Transformer(17, 19, 32, 4, 2, 64, num_kv_heads=kv)
-    src = torch.randint(3, 17, (4, 7))
-    cached = greedy_decode(model, src, 40, bos_id=1, eos_id=None, use_cache=True)
-    uncached = greedy_decode(model, src, 40, bos_id=1, eos_id=None, use_cache=False)
-    assert cached.shape == (4, 40)
-    assert torch.equal(cached, uncached)

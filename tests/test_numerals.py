@@ -1,14 +1,14 @@
-"""Tests of the number-words task (mha.numerals) and the training helpers (mha.training)."""
+"""Tests of the number-words task (mha.course.numerals) and the training helpers (mha.course.training)."""
 import pytest
 import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mha.numerals import (BOS_ID, EOS_ID, MAX_NUMBER, PAD_ID, SRC_VOCAB, TGT_VOCAB, Vocab,
+from mha.course.numerals import (BOS_ID, EOS_ID, MAX_NUMBER, PAD_ID, SRC_VOCAB, TGT_VOCAB, Vocab,
                           decode_source, decode_target, digit_alignment, encode_source, encode_target,
                           make_batch, number_to_words, pad_sequences, random_batches,
                           split_numbers)
-from mha.training import (build_model, evaluate, exact_match, sequence_loss, shift_right,
+from mha.course.training import (build_model, evaluate, exact_match, sequence_loss, shift_right,
                           teacher_forced_logits, token_accuracy, train, train_numeral_model,
                           translate)
 

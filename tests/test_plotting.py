@@ -8,7 +8,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from mha.plotting import plot_attention, plot_heads, plot_mask  # noqa: E402
+from mha.course.plotting import plot_attention, plot_heads, plot_mask  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -35,9 +35,10 @@ def _torch_decoder_layer(ours: DecoderLayer, norm_first: bool) -> nn.Transformer
     return theirs.eval()
 
 
+@pytest.mark.parametrize("need_weights", [False, True], ids=["fused", "explicit"])
 @pytest.mark.parametrize("norm_first", [False, True])
 @given(lengths=st.lists(st.integers(1, 6), min_size=1, max_size=3), seed=st.integers(0, 2**16))
-def test_encoder_layer_matches_torch(norm_first, lengths, seed):
+def test_encoder_layer_matches_torch(need_weights, norm_first, lengths, seed):
     torch.manual_seed(seed)
     ours = EncoderLayer(12, 3, 20, norm_first=norm_first).double().eval()
     randomize_norms(ours)
@@ -45,16 +46,17 @@ def test_encoder_layer_matches_torch(norm_first, lengths, seed):
     B, S = len(lengths), max(lengths)
     x = torch.randn(B, S, 12, dtype=torch.float64)
     mask = padding_mask(torch.tensor(lengths), S)
-    out, _ = ours(x, mask)
+    out, _ = ours(x, mask, need_weights)
     expected = theirs(x, src_key_padding_mask=~mask[:, 0, 0])
     valid = mask[:, 0, 0]  # PyTorch may fill padded query rows differently
     torch.testing.assert_close(out[valid], expected[valid])
 
 
+@pytest.mark.parametrize("need_weights", [False, True], ids=["fused", "explicit"])
 @pytest.mark.parametrize("norm_first", [False, True])
 @given(T=st.integers(1, 5), lengths=st.lists(st.integers(1, 6), min_size=1, max_size=3),
        seed=st.integers(0, 2**16))
-def test_decoder_layer_matches_torch(norm_first, T, lengths, seed):
+def test_decoder_layer_matches_torch(need_weights, norm_first, T, lengths, seed):
     torch.manual_seed(seed)
     ours = DecoderLayer(12, 4, 16, norm_first=norm_first).double().eval()
     randomize_norms(ours)
@@ -63,7 +65,7 @@ def test_decoder_layer_matches_torch(norm_first, T, lengths, seed):
     x = torch.randn(B, T, 12, dtype=torch.float64)
     memory = torch.randn(B, S, 12, dtype=torch.float64)
     src_mask = padding_mask(torch.tensor(lengths), S)
-    out, _ = ours(x, memory, causal_mask(T), src_mask)
+    out, _ = ours(x, memory, causal_mask(T), src_mask, need_weights=need_weights)
     expected = theirs(x, memory, tgt_mask=~causal_mask(T),
                       memory_key_padding_mask=~src_mask[:, 0, 0])
     torch.testing.assert_close(out, expected)
@@ -142,6 +144,49 @@ def test_source_mask_also_masks_cross_attention():
         assert (weights[1, :, :, 2:] == 0).all() and (weights[0] > 0).all()
     for weights in maps["encoder"]:
         assert (weights[1, :, :, 2:] == 0).all()
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_explicit_path_gives_the_logits_of_the_fused_path(norm_first):
+    model = _model(norm_first)
+    src, tgt = torch.randint(0, 13, (3, 6)), torch.randint(0, 11, (3, 5))
+    src_mask = padding_mask(torch.tensor([6, 4, 2]), 6)
+    with torch.no_grad():
+        memory, _ = model.encode(src, src_mask, need_weights=True)
+        explicit, _ = model.decode(tgt, memory, src_mask, need_weights=True)
+        fused = model(src, tgt, src_mask)
+    torch.testing.assert_close(explicit, fused, atol=1e-5, rtol=1e-4)
+
+
+def test_encoder_and_decoder_depths_can_differ():
+    torch.manual_seed(0)
+    model = Transformer(13, 11, 16, 4, 2, 32, num_encoder_layers=3, num_decoder_layers=1)
+    assert len(model.encoder_layers) == 3 and len(model.decoder_layers) == 1
+    maps = model.attention_maps(torch.randint(0, 13, (2, 5)), torch.randint(0, 11, (2, 4)))
+    assert len(maps["encoder"]) == 3 and len(maps["decoder_self"]) == 1
+    assert len(model.new_caches()) == 1
+
+
+def test_num_layers_sets_both_depths_by_default():
+    model = Transformer(13, 11, 16, 4, 3, 32)
+    assert len(model.encoder_layers) == len(model.decoder_layers) == 3
+    only_encoder = Transformer(13, 11, 16, 4, 3, 32, num_encoder_layers=1)
+    assert len(only_encoder.encoder_layers) == 1 and len(only_encoder.decoder_layers) == 3
+
+
+@pytest.mark.parametrize("name", ["num_encoder_layers", "num_decoder_layers"])
+@pytest.mark.parametrize("value", [0, True])
+def test_error_for_a_depth_that_is_not_a_positive_integer(name, value):
+    with pytest.raises(ValueError, match=f"{name} must be a positive integer, got {name}={value}"):
+        Transformer(13, 11, 16, 4, 2, 32, **{name: value})
+
+
+def test_embed_target_places_tokens_at_their_offset():
+    model = _model()
+    tgt = torch.randint(0, 11, (2, 6))
+    whole = model.embed_target(tgt)
+    torch.testing.assert_close(model.embed_target(tgt[:, 4:], start=4), whole[:, 4:])
+    assert not torch.allclose(model.embed_target(tgt[:, 4:]), whole[:, 4:])
 
 
 def test_error_for_1d_token_ids():

@@ -1,4 +1,4 @@
-"""Training and evaluation helpers for the number-words task (:mod:`mha.numerals`).
+"""Training and evaluation helpers for the number-words task (:mod:`mha.course.numerals`).
 
 * training uses *teacher forcing*: the decoder reads the gold target shifted right by
   one (``<bos>`` first) and predicts every position in one parallel forward pass;
@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 import torch
 import torch.nn.functional as F
 
-from .decoding import greedy_decode
+from ..decoding import greedy_decode
+from ..generation import eval_mode
 from .numerals import (BOS_ID, EOS_ID, PAD_ID, SRC_VOCAB, TGT_VOCAB, Batch, decode_target,
                        make_batch, random_batches, split_numbers)
-from .transformer import Transformer
+from ..transformer import Transformer
 
 
 def shift_right(labels: torch.Tensor, bos_id: int = BOS_ID) -> torch.Tensor:
@@ -80,9 +81,7 @@ def translate(model: Transformer, batch: Batch, use_cache: bool = True,
 @torch.no_grad()
 def evaluate(model: Transformer, numbers: Sequence[int]) -> dict[str, float]:
     """Teacher-forced loss and token accuracy, and free-running exact match."""
-    was_training = model.training
-    model.eval()
-    try:
+    with eval_mode(model):
         batch = make_batch(numbers)
         logits = teacher_forced_logits(model, batch)
         return {
@@ -90,8 +89,6 @@ def evaluate(model: Transformer, numbers: Sequence[int]) -> dict[str, float]:
             "token_accuracy": token_accuracy(logits, batch.labels),
             "exact_match": exact_match(translate(model, batch), batch.targets),
         }
-    finally:
-        model.train(was_training)
 
 
 def build_model(num_heads: int = 4, d_model: int = 64, num_layers: int = 2,
@@ -125,7 +122,7 @@ def train(model: Transformer, numbers: Sequence[int], steps: int = 1500,
           on_step: Callable[[int, Transformer], None] | None = None) -> History:
     """Teacher-forced training with Adam, linear warm-up then cosine decay to zero.
 
-    Batches come from :func:`mha.numerals.random_batches` with ``seed``, so two calls
+    Batches come from :func:`mha.course.numerals.random_batches` with ``seed``, so two calls
     with the same arguments on a freshly built model follow the same path. Every
     ``eval_every`` steps (0 = never) the model is scored on ``eval_numbers`` with
     :func:`evaluate`. ``progress=True`` shows a tqdm bar on stdout. ``on_step(step, model)``
@@ -180,7 +177,7 @@ def train_numeral_model(num_heads: int = 4, d_model: int = 64, num_layers: int =
                         n_test: int = 1000, **train_kwargs) -> tuple[Transformer, History]:
     """Build and train the course's numerals model in one seeded call.
 
-    Uses the split of :func:`mha.numerals.split_numbers` (``n_test`` held out with
+    Uses the split of :func:`mha.course.numerals.split_numbers` (``n_test`` held out with
     ``seed=0``), evaluating on the held-out numbers when ``eval_every > 0``.
     Returns the trained model (in eval mode) and its :class:`History`.
     """

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .masks import padding_mask
+from ..masks import padding_mask
 
 PAD, BOS, EOS = "<pad>", "<bos>", "<eos>"
 SPECIALS: tuple[str, ...] = (PAD, BOS, EOS)
