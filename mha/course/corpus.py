@@ -1,0 +1,191 @@
+"""Real text without a download: the source of Python's own standard library.
+
+Every Python installation carries the source of its standard library (the folder
+``sysconfig.get_paths()["stdlib"]``), in Colab too. Nobody on this course wrote it: it is
+code and English prose (docstrings, comments) by the CPython developers, under the
+Python Software Foundation License (PSF License Agreement, version 2; a copy is the file
+``LICENSE.txt`` in that folder), which allows copying and use with the copyright notice kept.
+
+Selection, deterministic: the pure-Python modules in :data:`MODULES` (sorted, all of them
+single files in Python 3.11-3.13), read as UTF-8. Every :data:`HELD_OUT_EVERY`-th file of
+that sorted list is held out, so the held-out loss measures text from modules the model
+never saw. The *names* are the same on every Python version; the *contents* change a
+little between releases (Colab runs a newer Python than the 3.11 the book was executed
+with), so losses measured there differ slightly: :func:`fingerprint` tells the versions apart.
+
+Also here, shared by the language-model chapters: the trained tokenizer
+(:func:`corpus_tokenizer`), random training windows (:func:`random_windows`), the training
+loop (:func:`train_lm`) and the held-out loss (:func:`held_out_loss`).
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import sys
+import sysconfig
+import time
+from pathlib import Path
+
+import torch
+
+from ..bpe import BPETokenizer
+from ..generation import eval_mode
+from ..gpt import GPT, GPTConfig
+
+MODULES = (
+    "argparse", "bisect", "calendar", "colorsys", "configparser", "contextlib", "copy",
+    "dataclasses", "difflib", "enum", "fnmatch", "fractions", "functools", "gettext", "glob",
+    "graphlib", "heapq", "ipaddress", "numbers", "operator", "pprint", "queue", "random",
+    "reprlib", "sched", "shlex", "statistics", "string", "textwrap",
+)
+HELD_OUT_EVERY = 5  # files 4, 9, 14, ... of the sorted list are held out
+
+
+def stdlib_dir() -> Path:
+    """The folder of the running interpreter's standard library."""
+    return Path(sysconfig.get_paths()["stdlib"])
+
+
+def corpus_files() -> list[Path]:
+    """The selected module files, sorted by name (the ones this Python has)."""
+    return [stdlib_dir() / f"{name}.py" for name in sorted(MODULES)
+            if (stdlib_dir() / f"{name}.py").exists()]
+
+
+def split_files() -> tuple[list[Path], list[Path]]:
+    """``(training files, held-out files)``: every ``HELD_OUT_EVERY``-th file is held out."""
+    files = corpus_files()
+    held = [f for i, f in enumerate(files) if i % HELD_OUT_EVERY == HELD_OUT_EVERY - 1]
+    return [f for f in files if f not in held], held
+
+
+@functools.cache
+def load_corpus() -> tuple[str, str]:
+    """``(training text, held-out text)``, each the concatenation of its files."""
+    train, held = split_files()
+    read = lambda files: "".join(f.read_text(encoding="utf-8") for f in files)  # noqa: E731
+    return read(train), read(held)
+
+
+def fingerprint(text: str) -> str:
+    """The first 12 hex digits of the text's SHA-256: equal texts, equal fingerprints."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+@functools.cache
+def corpus_tokenizer(vocab_size: int = 512) -> BPETokenizer:
+    """The BPE tokenizer trained on the training text (deterministic; cached per process)."""
+    return BPETokenizer.train(load_corpus()[0], vocab_size)
+
+
+@functools.cache
+def corpus_ids(vocab_size: int = 512) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(training ids, held-out ids)``, LongTensors ``[N]`` from :func:`corpus_tokenizer`."""
+    tok = corpus_tokenizer(vocab_size)
+    return tuple(torch.tensor(tok.encode(text)) for text in load_corpus())
+
+
+def random_windows(ids: torch.Tensor, batch_size: int, length: int,
+                   generator: torch.Generator) -> torch.Tensor:
+    """``[batch_size, length]`` windows of ``ids`` at random offsets (a training batch)."""
+    starts = torch.randint(0, len(ids) - length + 1, (batch_size,), generator=generator)
+    return torch.stack([ids[s:s + length] for s in starts.tolist()])
+
+
+@torch.no_grad()
+def held_out_loss(model, ids: torch.Tensor, length: int, max_windows: int = 64) -> float:
+    """Mean next-token loss (nats per token) over consecutive windows of ``ids``.
+
+    Up to ``max_windows`` non-overlapping windows of ``length`` tokens, evenly spread, so
+    the estimate is deterministic.
+    """
+    count = min(max_windows, len(ids) // length)
+    step = len(ids) // count
+    windows = torch.stack([ids[i * step:i * step + length] for i in range(count)])
+    with eval_mode(model):
+        return model.loss(windows).item()
+
+
+def train_lm(model, train_ids: torch.Tensor, *, steps: int, batch_size: int, length: int,
+             lr: float = 3e-3, seed: int = 0, progress: bool = True) -> dict:
+    """AdamW on random windows, learning rate warm-up then cosine decay to lr/10.
+
+    Returns ``{"step": [...], "loss": [...], "seconds": total}`` with the training loss of
+    every step. ``progress`` shows a tqdm bar (text, on stdout).
+    """
+    from tqdm import tqdm
+
+    generator = torch.Generator().manual_seed(seed)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.1, betas=(0.9, 0.95))
+    warmup = max(1, steps // 20)
+
+    def schedule(step):  # multiplier of lr
+        if step < warmup:
+            return (step + 1) / warmup
+        progress_ = (step - warmup) / max(1, steps - warmup)
+        return 0.1 + 0.9 * 0.5 * (1 + torch.cos(torch.tensor(torch.pi * progress_)).item())
+
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
+    history = {"step": [], "loss": []}
+    model.train()
+    start = time.perf_counter()
+    bar = tqdm(range(steps), disable=not progress, mininterval=1.0, file=sys.stdout)
+    for step in bar:
+        loss = model.loss(random_windows(train_ids, batch_size, length + 1, generator))
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        scheduler.step()
+        history["step"].append(step)
+        history["loss"].append(loss.item())
+        bar.set_postfix(loss=f"{loss.item():.3f}", refresh=False)
+    model.eval()
+    history["seconds"] = time.perf_counter() - start
+    return history
+
+
+# Chapter 11's model and training run; chapter 12 samples from the same trained model.
+RECIPE = dict(vocab_size=512, length=128, d_model=96, num_heads=4, num_layers=3,
+              steps=600, batch_size=16, lr=3e-3, seed=0)
+
+
+def recipe_model(style: str = "gpt2", **overrides) -> GPT:
+    """A freshly initialised model of :data:`RECIPE`'s size (seeded)."""
+    r = {**RECIPE, **overrides}
+    torch.manual_seed(r["seed"])
+    config = GPTConfig(r["vocab_size"], r["length"], r["d_model"], r["num_heads"],
+                       r["num_layers"], 4 * r["d_model"], style=style)
+    return GPT(config)
+
+
+def cache_path() -> Path:
+    """Where :func:`trained_lm` keeps the trained weights: one file per recipe and corpus."""
+    key = fingerprint(json.dumps(RECIPE, sort_keys=True) + load_corpus()[0])
+    root = Path(os.environ.get("MHA_COURSE_CACHE", Path.home() / ".cache" / "mha-course"))
+    return root / f"lm-{key}.pt"
+
+
+def trained_lm(retrain: bool = False, progress: bool = True) -> tuple[GPT, dict]:
+    """Chapter 11's trained model and its training history, from the cache if there
+    (unless ``retrain``); a fresh training run is written to the cache.
+
+    Training is deterministic on a given machine, so loading the cached weights gives the
+    same model as training again.
+    """
+    path = cache_path()
+    model = recipe_model()
+    if path.exists() and not retrain:
+        saved = torch.load(path, weights_only=True)
+        model.load_state_dict(saved["state"])
+        return model.eval(), saved["history"]
+    history = train_lm(model, corpus_ids(RECIPE["vocab_size"])[0], steps=RECIPE["steps"],
+                       batch_size=RECIPE["batch_size"], length=RECIPE["length"],
+                       lr=RECIPE["lr"], seed=RECIPE["seed"], progress=progress)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(f".{os.getpid()}.tmp")
+    torch.save({"state": model.state_dict(), "history": history}, partial)
+    partial.replace(path)  # atomic: a notebook running alongside never reads half a file
+    return model, history

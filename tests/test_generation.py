@@ -1,0 +1,126 @@
+"""mha.generate: greedy equals transformers' generate, the cache changes nothing, eos, errors."""
+import pytest
+import torch
+from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
+
+import mha
+from mha import generate
+
+
+def small_gpt(style="gpt2", seed=0, **kwargs):
+    torch.manual_seed(seed)
+    config = mha.GPTConfig(vocab_size=50, max_len=40, d_model=32, num_heads=4, num_layers=2,
+                           d_ff=64, style=style, **kwargs)
+    return mha.GPT(config).eval()
+
+
+PROMPT = torch.randint(0, 50, (3, 5), generator=torch.Generator().manual_seed(0))
+
+
+def hf_gpt2():
+    torch.manual_seed(0)
+    config = GPT2Config(vocab_size=60, n_positions=48, n_embd=32, n_layer=2, n_head=4,
+                        bos_token_id=0, eos_token_id=1)
+    return GPT2LMHeadModel(config).eval()
+
+
+def hf_llama(num_kv_heads):
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=60, hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=num_kv_heads,
+                         max_position_embeddings=64, bos_token_id=0, eos_token_id=1,
+                         pad_token_id=1)
+    return LlamaForCausalLM(config).eval()
+
+
+@pytest.mark.parametrize("make_hf", [hf_gpt2, lambda: hf_llama(2), lambda: hf_llama(1)],
+                         ids=["gpt2", "llama-gqa", "llama-mqa"])
+def test_greedy_generation_equals_transformers(make_hf):
+    hf = make_hf()
+    prompt = torch.randint(2, 60, (2, 6), generator=torch.Generator().manual_seed(1))
+    theirs = hf.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=20,
+                         min_new_tokens=20, do_sample=False, eos_token_id=None, pad_token_id=1)
+    ours = generate(mha.GPT.from_transformers(hf), prompt, 20, temperature=0)
+    assert torch.equal(ours, theirs)
+
+
+@pytest.mark.parametrize("style", ["gpt2", "llama"])
+@pytest.mark.parametrize("sampling", [dict(temperature=0), dict(temperature=1.0),
+                                      dict(temperature=0.8, top_k=5), dict(top_p=0.9)])
+def test_cache_on_and_off_give_identical_tokens(style, sampling):
+    model = small_gpt(style)
+    runs = [generate(model, PROMPT, 25, generator=torch.Generator().manual_seed(7),
+                     use_cache=use_cache, **sampling) for use_cache in (True, False)]
+    assert torch.equal(runs[0], runs[1])
+
+
+def test_output_extends_the_prompt():
+    out = generate(small_gpt(), PROMPT, 10, generator=torch.Generator().manual_seed(0))
+    assert out.shape == (3, 15) and out.dtype == torch.long
+    assert torch.equal(out[:, :5], PROMPT)
+
+
+def test_same_generator_seed_gives_the_same_sample():
+    model = small_gpt()
+    a = generate(model, PROMPT, 10, generator=torch.Generator().manual_seed(3))
+    b = generate(model, PROMPT, 10, generator=torch.Generator().manual_seed(3))
+    assert torch.equal(a, b)
+
+
+def test_top_k_one_is_greedy():
+    model = small_gpt()
+    sampled = generate(model, PROMPT, 12, top_k=1, generator=torch.Generator().manual_seed(0))
+    assert torch.equal(sampled, generate(model, PROMPT, 12, temperature=0))
+
+
+def test_greedy_picks_the_argmax_of_the_uncached_model_at_every_step():
+    model = small_gpt("llama")
+    out = generate(model, PROMPT, 8, temperature=0)
+    for t in range(5, 13):
+        assert torch.equal(out[:, t], model(out[:, :t])[:, -1].argmax(-1))
+
+
+def test_rows_that_emit_eos_are_padded_and_generation_stops_when_all_finished():
+    """Expected result built from a run without eos: cut each row after its first eos,
+    pad with eos, and stop at the row that finishes last."""
+    model = small_gpt(seed=1)
+    free = generate(model, PROMPT, 30, generator=torch.Generator().manual_seed(0))
+    rows = [row[5:] for row in free.tolist()]
+    eos = min(set.intersection(*map(set, rows)))  # a token every row emits at some point
+    ends = [row.index(eos) + 1 for row in rows]
+    assert max(ends) < 30  # the test needs an early stop
+    expected = [row[:end] + [eos] * (max(ends) - end) for row, end in zip(rows, ends)]
+    out = generate(model, PROMPT, 30, eos_id=eos, generator=torch.Generator().manual_seed(0))
+    assert out[:, 5:].tolist() == expected
+
+
+def test_rope_model_can_generate_past_max_len():
+    model = small_gpt("llama")
+    assert generate(model, PROMPT, 50, temperature=0).shape == (3, 55)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(temperature=-0.5), "temperature must be >= 0"),
+    (dict(top_k=0), "k must be an integer >= 1"),
+    (dict(top_p=0.0), r"must lie in \(0, 1\]"),
+    (dict(top_p=1.2), r"must lie in \(0, 1\]"),
+])
+def test_bad_sampling_arguments_are_rejected(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        generate(small_gpt(), PROMPT, 3, **kwargs)
+
+
+def test_a_prompt_that_is_not_2d_is_rejected():
+    with pytest.raises(ValueError, match=r"prompt must be a 2-D tensor"):
+        generate(small_gpt(), PROMPT[0], 3)
+
+
+def test_generating_past_learned_positions_is_rejected():
+    with pytest.raises(ValueError, match="exceeds max_len=40"):
+        generate(small_gpt(), PROMPT, 36)
+
+
+def test_generation_restores_training_mode():
+    model = small_gpt().train()
+    generate(model, PROMPT, 2)
+    assert model.training
