@@ -10,10 +10,10 @@ format) this runs ``otter assign`` in a temporary directory and writes:
 * ``exercises/<exercise>/<exercise>.ipynb``: the student notebook, with its Colab setup cell
   completed (download of otter-grader and of this exercise's checks), deterministic cell ids,
   executed in place so that its stored outputs are what ``pytest --nbval`` expects;
-* ``exercises/<exercise>/tests/q*.py``: the public tests; ``exercises/<exercise>/exercise_checks.py``:
-  the feedback helpers (a copy of ``grading/exercise_checks.py``);
+* ``exercises/<exercise>/tests/q*.py``: the public tests (their feedback helpers are
+  ``mha.course.checks``, installed with the course package);
 * ``grading/autograder/<exercise>/``: what the instructor command needs: ``tests/q*.py`` (public
-  *and* hidden tests), ``files/exercise_checks.py``, ``otter_config.json``, the solution
+  *and* hidden tests), ``otter_config.json``, the solution
   notebook ``<exercise>-solution.ipynb`` and ``manifest.json`` (points per question, and
   hashes that let the test suite notice a master edited without regenerating).
 """
@@ -36,7 +36,6 @@ ROOT = Path(__file__).resolve().parent.parent
 MASTERS = ROOT / "grading" / "masters"
 AUTOGRADER = ROOT / "grading" / "autograder"
 EXERCISES = ROOT / "exercises"
-CHECKS = ROOT / "grading" / "exercise_checks.py"
 
 # The first five lines are the course-wide Colab setup cell (identical in every notebook).
 SETUP_HEAD = '''\
@@ -47,7 +46,7 @@ if "google.colab" in sys.modules or "MHA_COURSE_SOURCE" in os.environ:
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", source], check=True)'''
 
 SETUP_TAIL = '''
-    # The checks need otter-grader and this exercise's files, taken from the same source:
+    # The checks need otter-grader and this exercise's tests, taken from the same source:
     # a local checkout (a path) or the GitHub repository (git+https://github.com/OWNER/REPO[@REF]).
     import importlib.util, shutil, urllib.request
     if importlib.util.find_spec("otter") is None:
@@ -63,6 +62,18 @@ SETUP_TAIL = '''
                 urllib.request.urlretrieve(f"{{raw}}/{{ref or 'main'}}/exercises/{exercise}/{{name}}", name)'''
 
 KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
+
+
+def book_url() -> str:
+    """The published book (GitHub Pages of ``repository.url`` in _config.yml), ending in /.
+
+    Exercise notebooks link to their chapter there: a downloaded copy or a Colab tab has no
+    ``../../chapters/`` next to it."""
+    import yaml
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    owner, repo = config["repository"]["url"].rstrip("/").split("/")[-2:]
+    return f"https://{owner.lower()}.github.io/{repo}/"
 
 
 def setup_cell_source(exercise: str, files: list[str]) -> str:
@@ -148,14 +159,13 @@ def assign(exercise: str, execute: bool = True) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         shutil.copy(master, tmp / master.name)
-        shutil.copy(CHECKS, tmp / "exercise_checks.py")
         subprocess.run(
             [sys.executable, "-m", "otter", "assign", "--no-pdfs", master.name, "dist"],
             cwd=tmp, check=True, stdout=subprocess.DEVNULL,
         )
         student_dir, ag_dir = tmp / "dist" / "student", tmp / "dist" / "autograder"
         public_tests = sorted(student_dir.glob("tests/q*.py"), key=lambda p: int(p.stem[1:]))
-        files = ["exercise_checks.py"] + [f"tests/{p.name}" for p in public_tests]
+        files = [f"tests/{p.name}" for p in public_tests]
 
         # student side
         out = EXERCISES / exercise
@@ -164,7 +174,6 @@ def assign(exercise: str, execute: bool = True) -> dict:
         (out / "tests").mkdir(parents=True)
         for p in public_tests:
             shutil.copy(p, out / "tests" / p.name)
-        shutil.copy(CHECKS, out / "exercise_checks.py")
         nb = nbformat.read(student_dir / master.name, as_version=4)
         _finish_notebook(nb, exercise, files)
         nbformat.write(nb, out / master.name)
@@ -174,10 +183,8 @@ def assign(exercise: str, execute: bool = True) -> dict:
         if ag.exists():
             shutil.rmtree(ag)
         (ag / "tests").mkdir(parents=True)
-        (ag / "files").mkdir()
         for p in sorted(ag_dir.glob("tests/q*.py")):
             shutil.copy(p, ag / "tests" / p.name)
-        shutil.copy(CHECKS, ag / "files" / "exercise_checks.py")
         config = ag_dir / "otter_config.json"
         (ag / "otter_config.json").write_text(config.read_text() if config.exists() else "{}\n")
         solution = nbformat.read(ag_dir / master.name, as_version=4)

@@ -1,8 +1,9 @@
 """Classic mistakes, written into one question of each exercise's solution.
 
-Each entry is ``(question, description, [(text in the solution, buggy text), ...])``.
-``python -m grading.selfcheck`` and the test suite check that a solution with the bug
-loses exactly the points of ``question`` and keeps every other question's points.
+Each entry is ``(question, description, [(text in the solution, buggy text), ...])``, optionally
+followed by a piece of the feedback the bug must get (its hint). ``python -m grading.selfcheck``
+and the test suite check that a solution with the bug loses exactly the points of ``question``,
+keeps every other question's points, and (if given) that the feedback says that text.
 Add one here whenever a student finds a new way to be wrong.
 """
 
@@ -32,12 +33,24 @@ BUGS = {
             ('return attention(x @ W_q, x @ W_k, x @ W_v)',
              'return attention(x, x, x)'),
         ]),
+        ('q5', 'computes the scores in float16 (overflow, then nan)', [
+            ('q, k, v = q.float(), k.float(), v.float()  # float32: room for the large dot products',
+             'pass'),
+        ], 'the dot products overflow float16'),
+        ('q5', 'returns float32', [
+            ('return (weights @ v).half()',
+             'return weights @ v'),
+        ], 'return float16 like the inputs'),
     ],
     'ex02_multi_head': [
         ('q1', 'reshapes straight to [B, H, L, d]', [
             ('return x.view(B, L, num_heads, D // num_heads).transpose(1, 2)',
              'return x.view(B, num_heads, L, D // num_heads)'),
         ]),
+        ('q1', 'float division D / H', [
+            ('return x.view(B, L, num_heads, D // num_heads).transpose(1, 2)',
+             'return x.view(B, L, num_heads, D / num_heads).transpose(1, 2)'),
+        ], 'integer division'),
         ('q1', 'interleaved columns per head', [
             ('return x.view(B, L, num_heads, D // num_heads).transpose(1, 2)',
              'return x.view(B, L, D // num_heads, num_heads).permute(0, 3, 1, 2)'),
@@ -57,11 +70,37 @@ BUGS = {
         ('q3', 'forgets the output projection', [
             ('return self.o_proj(out), weights',
              'return out, weights'),
-        ]),
+        ], 'apply the output projection'),
+        ('q3', 'softmax over the queries', [
+            ('weights = torch.softmax(scores, dim=-1)              # [B, H, L, S]',
+             'weights = torch.softmax(scores, dim=-2)              # [B, H, L, S]'),
+        ], 'the softmax runs over the keys'),
+        ('q3', "keys and values split with the queries' length L", [
+            ('k = split_heads(self.k_proj(key), self.num_heads)    # [B, H, S, d]',
+             'k = self.k_proj(key).view(query.shape[0], query.shape[1], self.num_heads, self.head_dim).transpose(1, 2)'),
+            ('v = split_heads(self.v_proj(value), self.num_heads)  # [B, H, S, d]',
+             'v = self.v_proj(value).view(query.shape[0], query.shape[1], self.num_heads, self.head_dim).transpose(1, 2)'),
+        ], 'their own length S'),
         ('q4', 'forgets the biases', [
             ('return 4 * (d_model * d_model + d_model)',
              'return 4 * d_model * d_model'),
-        ]),
+        ], 'count the biases too'),
+        ('q4', 'a D x D projection per head', [
+            ('return 4 * (d_model * d_model + d_model)',
+             'return 3 * num_heads * (d_model * d_model + d_model) + d_model * d_model + d_model'),
+        ], 'your count changes with the number of heads'),
+        ('q5', 'believes heads add parameters', [
+            ('heads_answer = "b"',
+             'heads_answer = "a"'),
+        ], 'is not right'),
+        ('q6', 'scales by sqrt(d_v)', [
+            ('math.sqrt(q.shape[-1])',
+             'math.sqrt(v.shape[-1])'),
+        ], 'not d_v'),
+        ('q6', 'splits the values with d_k', [
+            ('v = split_heads(x @ W_v, num_heads)                # [B, H, L, d_v]',
+             'v = (x @ W_v).view(x.shape[0], x.shape[1], num_heads, q.shape[-1]).transpose(1, 2)'),
+        ], 'their own width d_v'),
     ],
     'ex03_masking': [
         ('q1', 'inverted mask (True = blocked)', [
@@ -71,7 +110,11 @@ BUGS = {
         ('q1', 'top-left alignment when L < S', [
             ('tril(diagonal=S - L)',
              'tril(diagonal=0)'),
-        ]),
+        ], 'shift the diagonal by S - L'),
+        ('q1', 'leaks the next (future) token', [
+            ('tril(diagonal=S - L)',
+             'tril(diagonal=S - L + 1)'),
+        ], 'a future token'),
         ('q2', 'off by one (<=)', [
             ('positions[None, :] < lengths[:, None]',
              'positions[None, :] <= lengths[:, None]'),
@@ -91,17 +134,33 @@ BUGS = {
         ('q3', 'nan for fully masked rows', [
             ('weights = torch.nan_to_num(weights, nan=0.0)',
              'weights = weights'),
-        ]),
+        ], 'replace those nan weights by 0'),
+        ('q3', 'multiplies the nan rows by mask.any (nan * 0 = nan)', [
+            ('weights = torch.nan_to_num(weights, nan=0.0)',
+             'weights = weights * (mask.any(-1, keepdim=True) if mask is not None else 1)'),
+        ], 'nan * 0 = nan'),
         ('q4', 'combines with | instead of &', [
             ('return causal_mask(L) & padding_mask(lengths, L)',
              'return causal_mask(L) | padding_mask(lengths, L)'),
-        ]),
+        ], 'combine the masks with &'),
+        ('q5', 'causal only: sees the other documents', [
+            ('return (same_doc & past)[:, None]',
+             'return past.expand(doc_ids.shape[0], 1, L, L)'),
+        ], "a key must also belong to the query's document"),
+        ('q5', 'same document only: sees the future', [
+            ('return (same_doc & past)[:, None]',
+             'return same_doc[:, None]'),
+        ], 'must be causal as well'),
     ],
     'ex04_cross_attention': [
         ('q1', 'queries from the memory', [
             ('q = x @ W_q',
              'q = memory @ W_q'),
         ]),
+        ('q1', 'forgets the scaling', [
+            ('weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]), dim=-1)',
+             'weights = torch.softmax(q @ k.transpose(-2, -1), dim=-1)'),
+        ], 'the scores are not scaled'),
         ('q1', 'keys and values from x (self-attention)', [
             ('k = memory @ W_k',
              'k = x @ W_k'),
@@ -113,13 +172,25 @@ BUGS = {
              'k = self.k_proj(memory).view(B, L, self.num_heads, self.head_dim).transpose(1, 2)'),
         ]),
         ('q2', 'ignores the memory mask', [
-            ('scores = scores.masked_fill(~memory_mask, float("-inf"))',
-             'pass'),
-        ]),
+            ('            scores = scores.masked_fill(~memory_mask, float("-inf"))\n        weights',
+             '            pass\n        weights'),
+        ], 'memory_mask is ignored'),
+        ('q2', 'inverted memory mask', [
+            ('            scores = scores.masked_fill(~memory_mask, float("-inf"))\n        weights',
+             '            scores = scores.masked_fill(memory_mask, float("-inf"))\n        weights'),
+        ], 'the mask is inverted'),
         ('q3', 'argmax over the queries', [
             ('return weights.argmax(dim=-1)',
              'return weights.argmax(dim=-2)'),
         ]),
+        ('q4', 'ignores the memory mask at each step', [
+            ('        scores = scores.masked_fill(~memory_mask, float("-inf"))\n    return merge_heads(',
+             '        pass\n    return merge_heads('),
+        ], 'the memory_mask is ignored'),
+        ('q4', 'caches the memory projections without splitting the heads', [
+            ('return split_heads(memory @ W_k, num_heads), split_heads(memory @ W_v, num_heads)',
+             'return memory @ W_k, memory @ W_v'),
+        ], 'split the keys into heads'),
     ],
     'ex05_transformer_block': [
         ('q1', 'no ReLU', [
@@ -138,6 +209,14 @@ BUGS = {
             ('return post_ln(h, ffn, norm2)',
              'return norm2(x + ffn(h))'),
         ]),
+        ('q6', 'positions counted from column 0', [
+            ('positions = (mask.long().cumsum(dim=1) - 1).clamp(min=0)   # [B, L]: 0 at the first real token',
+             'positions = torch.arange(L).expand(B, L)'),
+        ], 'count the positions from the first real token'),
+        ('q6', 'encodes the padding too', [
+            ('return x + pe * mask[..., None]',
+             'return x + pe'),
+        ], 'the padding positions must stay exactly as they are'),
         ('q5', 'sin and cos swapped', [
             ('pe[:, 0::2] = torch.sin(angle)',
              'pe[:, 0::2] = torch.cos(angle)'),
@@ -163,11 +242,23 @@ BUGS = {
         ('q3', 'evaluation mode uses the batch statistics', [
             ('mean, var = self.running_mean, self.running_var',
              'mean, var = x.mean(dim=dims), x.var(dim=dims, unbiased=False)'),
-        ]),
+        ], 'use running_mean and running_var'),
         ('q3', 'running variance not corrected to unbiased', [
             ('self.momentum * var * n / (n - 1)',
              'self.momentum * var'),
-        ]),
+        ], 'multiply the biased one by n / (n - 1)'),
+        ('q3', 'no error for one value per feature in training', [
+            ('            if n < 2:\n                raise ValueError(',
+             '            if False:\n                raise ValueError('),
+        ], 'should raise ValueError'),
+        ('q4', 'statistics include the padding', [
+            ('m = mask[..., None].to(x.dtype)                        # [B, L, 1]',
+             'm = torch.ones_like(mask[..., None], dtype=x.dtype)'),
+        ], 'the padding is in your statistics'),
+        ('q4', 'padding outputs left non-zero', [
+            ('return ((x - mean) / torch.sqrt(var + eps) * weight + bias) * m',
+             'return (x - mean) / torch.sqrt(var + eps) * weight + bias'),
+        ], 'must be exactly 0'),
     ],
     'ex07_decoding': [
         ('q1', 'shifts left', [
@@ -181,7 +272,11 @@ BUGS = {
         ('q2', 'feeds the unshifted targets', [
             ('logits = model(src, shift_right(tgt, bos_id))',
              'logits = model(src, tgt)'),
-        ]),
+        ], 'the decoder must read the shifted targets'),
+        ('q2', 'loss against the shifted input', [
+            ('tgt.reshape(-1), ignore_index=pad_id)',
+             'shift_right(tgt, bos_id).reshape(-1), ignore_index=pad_id)'),
+        ], 'compare the logits with the targets tgt themselves'),
         ('q3', 'argmax of the first position', [
             ('next_token = logits[:, -1].argmax(dim=-1)',
              'next_token = logits[:, 0].argmax(dim=-1)'),
@@ -189,13 +284,43 @@ BUGS = {
         ('q3', 'finished rows keep generating', [
             ('next_token = next_token.masked_fill(finished, eos_id)',
              'pass'),
-        ]),
+        ], 'append eos_id to it from then on'),
+        ('q3', 'decodes the padded source without its mask', [
+            ('memory = model.encode(src, src_mask)',
+             'memory = model.encode(src)'),
+            ('logits = model.decode(tokens, memory, src_mask)',
+             'logits = model.decode(tokens, memory)'),
+        ], 'pass src_mask'),
+        ('q3', 'one step too many: range(max_len)', [
+            ('for _ in range(max_len - 1):',
+             'for _ in range(max_len):'),
+        ], 'max_len counts bos_id'),
+        ('q3', 'does not feed the generated tokens back', [
+            ('logits = model.decode(tokens, memory, src_mask)',
+             'logits = model.decode(tokens[:, :1], memory, src_mask)'),
+        ], 'the decoder must read the tokens generated so far'),
         ('q4', 'appends along the feature axis', [
             ('cache_k = torch.cat([cache_k, k_new], dim=-2)',
              'cache_k = torch.cat([cache_k, k_new], dim=-1)'),
             ('cache_v = torch.cat([cache_v, v_new], dim=-2)',
              'cache_v = torch.cat([cache_v, v_new], dim=-1)'),
         ]),
+        ('q4', 'uses the built-in attention', [
+            ('return weights @ cache_v, cache_k, cache_v',
+             'return F.scaled_dot_product_attention(q_new, cache_k, cache_v), cache_k, cache_v'),
+        ], 'uses `scaled_dot_product_attention`'),
+        ('q5', 'ignores the source padding', [
+            ('logits = model(src, shift_right(tgt, bos_id), src_mask)',
+             'logits = model(src, shift_right(tgt, bos_id))'),
+        ], 'pass its padding mask'),
+        ('q5', 'counts the target padding', [
+            ('return (picked * (tgt != pad_id)).sum(dim=-1)',
+             'return picked.sum(dim=-1)'),
+        ], 'leave its positions out of the sum'),
+        ('q5', 'mean instead of sum', [
+            ('return (picked * (tgt != pad_id)).sum(dim=-1)',
+             'return (picked * (tgt != pad_id)).sum(dim=-1) / (tgt != pad_id).sum(dim=-1)'),
+        ], 'not their mean'),
     ],
     'ex08_heads': [
         ('q1', '0 * log 0 gives nan', [
@@ -213,6 +338,188 @@ BUGS = {
         ('q3', 'repeat (tiles) instead of repeat_interleave', [
             ('return k.repeat_interleave(group, dim=1)',
              'return k.repeat(1, group, 1, 1)'),
+        ], 'use repeat_interleave along dim 1'),
+        ('q4', 'counts the keys only', [
+            ('per_layer = 2 * batch',
+             'per_layer = batch'),
+        ], 'the keys AND the values'),
+        ('q4', 'counts numbers, not bytes', [
+            ('return num_layers * per_layer * bytes_per_number',
+             'return num_layers * per_layer'),
+        ], 'multiply by the number of bytes'),
+    ],
+    'ex09_debugging': [
+        ('q1', 'leaves the floor division', [
+            ('scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)\n    if mask is not None:\n        scores = scores.masked_fill(~mask',
+             'scores = q @ k.transpose(-2, -1) // math.sqrt(d_k)\n    if mask is not None:\n        scores = scores.masked_fill(~mask'),
+        ], '`//` is floor division'),
+        ('q1', 'leaves the softmax over the queries', [
+            ('    weights = torch.softmax(scores, dim=-1)\n    weights = torch.nan_to_num(weights, nan=0.0)  # rows with every key blocked: 0/0 -> 0\n    return weights @ v, weights\n    # END',
+             '    weights = torch.softmax(scores, dim=-2)\n    weights = torch.nan_to_num(weights, nan=0.0)  # rows with every key blocked: 0/0 -> 0\n    return weights @ v, weights\n    # END'),
+        ], 'the softmax runs over the keys'),
+        ('q1', 'leaves the inverted mask', [
+            ('scores = scores.masked_fill(~mask, float("-inf"))\n    weights = torch.softmax(scores, dim=-1)',
+             'scores = scores.masked_fill(mask, float("-inf"))\n    weights = torch.softmax(scores, dim=-1)'),
+        ], 'the mask is inverted'),
+        ('q2', 'a test that checks only the shapes', [
+            ('assert torch.allclose(weights, expected, atol=1e-6), "weights differ from softmax(q k^T / sqrt(d_k))"',
+             'assert weights.shape == expected.shape'),
+        ], 'passes on an attention that scales with //'),
+        ('q3', 'a test with as many queries as keys that checks the column sums', [
+            ('assert torch.allclose(weights.sum(dim=-1), torch.ones(2, 3), atol=1e-6), "each query\'s weights must sum to 1"',
+             'assert weights.shape[-1] == 5'),
+        ], 'passes on an attention whose softmax runs over the queries'),
+        ('q4', 'a test that only checks the blocked keys of a mask blocking nothing', [
+            ('mask = torch.ones(4, 4, dtype=torch.bool).tril()  # True = may attend',
+             'mask = torch.ones(4, 4, dtype=torch.bool)  # True = may attend'),
+            ('assert (weights[0][mask] > 0).all(), "an allowed key got no weight"',
+             'pass'),
+        ], 'passes on an attention that blocks the keys the mask allows'),
+        ('q4', 'a test that fails on correct code (asks every weight to be positive)', [
+            ('assert (weights[0][mask] > 0).all(), "an allowed key got no weight"',
+             'assert (weights[0] > 0).all(), "every weight must be positive"'),
+        ], 'fails on a correct attention'),
+        ('q5', 'no mask in the general test', [
+            ('for m in (None, mask, torch.zeros(3, 5, dtype=torch.bool)):',
+             'for m in (None,):'),
+        ], 'a mutant that ignores the mask'),
+        ('q5', 'square inputs (S = d_k) hide the sqrt(S) mutant', [
+            ('q, k, v = torch.randn(2, 3, 4, generator=g), torch.randn(2, 5, 4, generator=g), torch.randn(2, 5, 6, generator=g)',
+             'q, k, v = torch.randn(2, 3, 4, generator=g), torch.randn(2, 4, 4, generator=g), torch.randn(2, 4, 6, generator=g)'),
+            ('mask = mha.causal_mask(3, 5) & torch.tensor([True, True, False, True, True])',
+             'mask = mha.causal_mask(3, 4) & torch.tensor([True, True, False, True])'),
+            ('for m in (None, mask, torch.zeros(3, 5, dtype=torch.bool)):',
+             'for m in (None, mask, torch.zeros(3, 4, dtype=torch.bool)):'),
+        ], 'sqrt(S)'),
+    ],
+    'ex10_efficient_attention': [
+        ('q1', 'does not rescale l when the maximum grows', [
+            ('l = block_sum if l is None else l * torch.exp(m - new_m) + block_sum',
+             'l = block_sum if l is None else l + block_sum'),
+        ], 'multiply the l you had by exp(m - m'),
+        ('q2', 'does not rescale l and acc when the maximum grows', [
+            ('correction = torch.exp(m - new_m)                      # [..., L]: old terms, new maximum',
+             'correction = torch.ones_like(m)'),
+        ], "multiply both l and acc by exp(m - m')"),
+        ('q2', 'no running maximum (exp overflows)', [
+            ('p = torch.exp(s - new_m[..., None])                        # [..., L, b]',
+             'p = torch.exp(s)'),
+            ('correction = torch.exp(m - new_m)                      # [..., L]: old terms, new maximum',
+             'correction = torch.ones_like(m)'),
+        ], 'subtract the running maximum before exp'),
+        ('q3', 'averages the two parts', [
+            ('return w_a[..., None] * out_a + w_b[..., None] * out_b, lse',
+             'return (out_a + out_b) / 2, lse'),
+        ], 'weigh each by its share'),
+        ('q3', 'nan when a query has no key at all', [
+            ('w_a = torch.exp(lse_a - lse).nan_to_num(0.0)',
+             'w_a = torch.exp(lse_a - lse)'),
+        ], 'must not produce nan'),
+        ('q3', 'max instead of log-sum-exp', [
+            ('lse = torch.logaddexp(lse_a, lse_b)                          # [..., L]',
+             'lse = torch.maximum(lse_a, lse_b)'),
+        ], 'torch.logaddexp'),
+    ],
+    'ex13_positions': [
+        ('q1', 'interleaved pairs instead of halves', [
+            ('x1, x2 = x[..., : d // 2], x[..., d // 2:]\n    return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)',
+             'x1, x2 = x[..., 0::2], x[..., 1::2]\n    return torch.stack([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1).flatten(-2)'),
+        ], 'interleaved layout'),
+        ('q1', 'rotates the wrong way', [
+            ('return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)',
+             'return torch.cat([x1 * cos + x2 * sin, x2 * cos - x1 * sin], dim=-1)'),
+        ], 'the rotation goes the other way'),
+        ('q2', 'every new token at position 0 (the cache offset forgotten)', [
+            ('t = 0 if cache_k is None else cache_k.shape[-2]     # the new token\'s position',
+             't = 0'),
+        ], 'rotate each new key at ITS position'),
+        ('q2', 'caches the keys before rotating them', [
+            ('q_new, k_new = rope(q_new, position, base), rope(k_new, position, base)\n    cache_k = k_new if cache_k is None else torch.cat([cache_k, k_new], dim=-2)',
+             'q_new, k_rot = rope(q_new, position, base), rope(k_new, position, base)\n    cache_k = k_new if cache_k is None else torch.cat([cache_k, k_new], dim=-2)'),
+        ], 'rotate each new key at ITS position'),
+        ('q3', 'positions counted from column 0', [
+            ('positions = (mask.long().cumsum(dim=1) - 1).clamp(min=0)      # [B, L]',
+             'positions = torch.arange(x.shape[-2]).expand(x.shape[0], -1)'),
+        ], 'count the positions from the first real token'),
+        ('q3', 'rotates the padding too (at negative positions)', [
+            ('positions = (mask.long().cumsum(dim=1) - 1).clamp(min=0)      # [B, L]',
+             'positions = mask.long().cumsum(dim=1) - 1'),
+            ('return torch.where(mask[:, None, :, None], rotated, x)',
+             'return rotated'),
+        ], 'leave the padding positions exactly as they are'),
+    ],
+    'ex14_modern_block': [
+        ('q1', 'subtracts the mean (LayerNorm)', [
+            ('return x / torch.sqrt(x.pow(2).mean(dim=-1, keepdim=True) + eps) * weight',
+             'x = x - x.mean(dim=-1, keepdim=True)\n    return x / torch.sqrt(x.pow(2).mean(dim=-1, keepdim=True) + eps) * weight'),
+        ], 'RMSNorm does not subtract the mean'),
+        ('q1', 'eps outside the square root', [
+            ('return x / torch.sqrt(x.pow(2).mean(dim=-1, keepdim=True) + eps) * weight',
+             'return x / (torch.sqrt(x.pow(2).mean(dim=-1, keepdim=True)) + eps) * weight'),
+        ], 'eps goes inside the square root'),
+        ('q2', 'silu on the up projection', [
+            ('return (F.silu(x @ W_gate) * (x @ W_up)) @ W_down',
+             'return (F.silu(x @ W_up) * (x @ W_gate)) @ W_down'),
+        ], 'silu goes on the GATE'),
+        ('q2', 'ReLU instead of SiLU', [
+            ('return (F.silu(x @ W_gate) * (x @ W_up)) @ W_down',
+             'return (torch.relu(x @ W_gate) * (x @ W_up)) @ W_down'),
+        ], 'not ReLU'),
+        ('q3', 'post-norm instead of pre-norm', [
+            ('h = x + attention(rms_norm(x, norm1_weight, eps))\n    return h + swiglu(rms_norm(h, norm2_weight, eps), W_gate, W_up, W_down)',
+             'h = rms_norm(x + attention(x), norm1_weight, eps)\n    return rms_norm(h + swiglu(h, W_gate, W_up, W_down), norm2_weight, eps)'),
+        ], 'post-norm block'),
+        ('q3', 'second norm on x instead of h', [
+            ('return h + swiglu(rms_norm(h, norm2_weight, eps), W_gate, W_up, W_down)',
+             'return h + swiglu(rms_norm(x, norm2_weight, eps), W_gate, W_up, W_down)'),
+        ], 'the second norm takes h'),
+        ('q4', 'forgets to fold', [
+            ('return weight[:, None] * W_gate, weight[:, None] * W_up',
+             'return W_gate, W_up'),
+        ], 'the weight is not folded in'),
+        ('q4', 'scales the columns (shape error)', [
+            ('return weight[:, None] * W_gate, weight[:, None] * W_up',
+             'return W_gate * weight, W_up * weight'),
+        ], "x @ W sums over W's rows"),
+    ],
+    'ex11_language_model': [
+        ('q1', 'predicts the same position (no shift)', [
+            ('logits = model(tokens[:, :-1])                    # [B, T-1, V]: position t predicts t + 1\n    return F.cross_entropy(logits.flatten(0, 1), tokens[:, 1:].flatten())',
+             'logits = model(tokens)\n    return F.cross_entropy(logits.flatten(0, 1), tokens.flatten())'),
+        ], 'must predict the NEXT token'),
+        ('q2', 'keeps the smallest logits', [
+            ('kth = logits.topk(k, dim=-1).values[..., -1:]                 # [..., 1]\n    return logits.masked_fill(logits < kth, float("-inf"))',
+             'kth = logits.topk(k, dim=-1, largest=False).values[..., -1:]                 # [..., 1]\n    return logits.masked_fill(logits > kth, float("-inf"))'),
+        ], 'keep the LARGEST logits'),
+        ('q2', 'removed logits set to 0', [
+            ('return logits.masked_fill(logits < kth, float("-inf"))',
+             'return logits.masked_fill(logits < kth, 0.0)'),
+        ], "not 0"),
+        ('q3', 'drops the token that reaches p', [
+            ('remove_sorted = mass_before >= p                    # the set had already reached p',
+             'remove_sorted = probs.cumsum(dim=-1) > p'),
+        ], 'keep the token whose probability makes the sum reach p'),
+        ('q4', 'absolute threshold', [
+            ('threshold = p_base * probs.amax(dim=-1, keepdim=True)',
+             'threshold = p_base'),
+        ], 'the threshold is RELATIVE'),
+    ],
+    'ex12_beam_search': [
+        ('q1', 'ranks by the token log-probability only', [
+            ('totals = (sums[:, :, None] + log_probs).reshape(B, K * V)      # [B, K*V]',
+             'totals = log_probs.reshape(B, K * V)'),
+        ], 'TOTAL log-probability'),
+        ('q1', 'parent and token swapped', [
+            ('return new_sums, index // V, index % V',
+             'return new_sums, index % V, index // V'),
+        ], 'parent k = index // V'),
+        ('q2', 'does not reorder the prefixes by parent', [
+            ('prefixes = torch.cat([prefixes[parents[0]], tokens[0][:, None]], dim=1)',
+             'prefixes = torch.cat([prefixes[:len(tokens[0])] if prefixes.shape[0] >= len(tokens[0]) else prefixes[parents[0]], tokens[0][:, None]], dim=1)'),
         ]),
+        ('q3', 'greedy already finds the best pair', [
+            ('second = torch.tensor([[0.5, 0.5], [1.0, 0.0]])',
+             'second = torch.tensor([[0.9, 0.1], [0.5, 0.5]])'),
+        ], 'starts with it too'),
     ],
 }

@@ -10,7 +10,8 @@ For each exercise this grades, against the public *and* hidden tests of
 * the untouched student notebook: every cell must run without error, and it must get 0;
 * every known-buggy variant of the solution listed in ``grading/known_bugs.py`` (a classic
   mistake written into one question's solution): it must lose exactly the points of that
-  question and keep all the others.
+  question and keep all the others, and where the bug lists the feedback it must get (a
+  hint), that text must be in the question's failure messages.
 
 The notebook's code cells run with ``exec`` in a fresh namespace per variant (the check
 cells are skipped; the test files are then run against the namespace with otter-grader's own
@@ -66,15 +67,14 @@ def run_cells(nb, label: str) -> tuple[dict, list[str]]:
 
 
 def score(namespace: dict, exercise: str) -> dict[str, dict]:
-    from otter.nbmeta_config import NBMetadataConfig
-    from otter.test_files import create_test_file
+    """Points per question, and each failed test's feedback as ``<error type>: <message>``."""
+    from mha.course.checks import run_test_file
 
     scores = {}
     tests = sorted((AUTOGRADER / exercise / "tests").glob("q*.py"), key=lambda p: int(p.stem[1:]))
     for path in tests:
-        test = create_test_file(str(path), NBMetadataConfig())
-        test.run(namespace)
-        failures = [r.message for r in test.test_case_results if not r.passed]
+        test, results = run_test_file(path, namespace)
+        failures = [f"{r.error}: {r.message}" for r in results if not r.passed]
         scores[test.name] = {"score": test.score, "possible": test.possible,
                              "failures": failures}
     return scores
@@ -87,29 +87,31 @@ def variants(exercise: str):
     full = {q: p for q, p in manifest["questions"].items()}
     solution = nbformat.read(AUTOGRADER / exercise / f"{exercise}-solution.ipynb", as_version=4)
     student = nbformat.read(EXERCISES / exercise / f"{exercise}.ipynb", as_version=4)
-    yield "solution", solution, full
-    yield "untouched student notebook", student, {q: 0 for q in full}
-    for question, description, replacements in BUGS.get(exercise, []):
+    yield "solution", solution, full, None
+    yield "untouched student notebook", student, {q: 0 for q in full}, None
+    for question, description, replacements, *feedback in BUGS.get(exercise, []):
         yield (f"bug in {question}: {description}", apply_bug(solution, replacements),
-               {q: (0 if q == question else p) for q, p in full.items()})
+               {q: (0 if q == question else p) for q, p in full.items()},
+               (question, feedback[0]) if feedback else None)
 
 
 def check_exercise(exercise: str) -> list[dict]:
-    sys.path.insert(0, str(AUTOGRADER / exercise / "files"))
-    sys.modules.pop("exercise_checks", None)
     reports = []
-    try:
-        for name, nb, expected in variants(exercise):
-            namespace, errors = run_cells(nb, exercise)
-            got = score(namespace, exercise)
-            scores = {q: v["score"] for q, v in got.items()}
-            ok = scores == expected and (not errors or name.startswith("bug"))
-            reports.append({"exercise": exercise, "variant": name, "expected": expected,
-                            "got": scores, "cell_errors": errors, "ok": ok,
-                            "failures": {q: v["failures"] for q, v in got.items()
-                                         if v["failures"]}})
-    finally:
-        sys.path.remove(str(AUTOGRADER / exercise / "files"))
+    for name, nb, expected, feedback in variants(exercise):
+        namespace, errors = run_cells(nb, exercise)
+        got = score(namespace, exercise)
+        scores = {q: v["score"] for q, v in got.items()}
+        ok = scores == expected and (not errors or name.startswith("bug"))
+        hint_missing = None
+        if feedback is not None:
+            question, text = feedback
+            if not any(text in m for m in got[question]["failures"]):
+                ok, hint_missing = False, text
+        reports.append({"exercise": exercise, "variant": name, "expected": expected,
+                        "got": scores, "cell_errors": errors, "ok": ok,
+                        "missing_feedback": hint_missing,
+                        "failures": {q: v["failures"] for q, v in got.items()
+                                     if v["failures"]}})
     return reports
 
 
@@ -142,6 +144,8 @@ def main(argv=None) -> int:
             print(f"{mark} {r['exercise']}: {r['variant']}: {r['got']}")
             if not r["ok"]:
                 print(f"       expected {r['expected']}; cell errors: {r['cell_errors']}")
+                if r["missing_feedback"]:
+                    print(f"       the feedback does not say: {r['missing_feedback']!r}")
             if not r["ok"] or (args.messages and r["variant"].startswith("bug")):
                 for q, messages in r["failures"].items():
                     for m in messages:

@@ -191,6 +191,7 @@ def _course_source(tmp_path: Path) -> str:
     return str(copy)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_setup_cell_installs_mha_into_a_fresh_venv(tmp_path):
     fresh = tmp_path / "venv"
@@ -227,7 +228,8 @@ def test_setup_cell_installs_mha_into_a_fresh_venv(tmp_path):
 
     after = run(
         "import mha, torch\n"
-        "from mha.example import SENTENCE\n"
+        "from mha.course.example import SENTENCE\n"
+        "from mha.course.checks import call, check_tensor\n"
         "q = torch.randn(1, 2, 3, 4)\n"
         "out, w = mha.scaled_dot_product_attention(q, q, q)\n"
         "assert out.shape == (1, 2, 3, 4) and torch.allclose(w.sum(-1), torch.ones(1, 2, 3))\n"

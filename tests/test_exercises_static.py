@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from grading import assign  # noqa: E402
-from grading import exercise_checks as ec  # noqa: E402
+from mha.course import checks as ec  # noqa: E402
 
 MASTERS = sorted(p.stem for p in (ROOT / "grading" / "masters").glob("ex*.ipynb"))
 BRIEF_SETUP = '''\
@@ -50,11 +50,17 @@ def manifest(exercise: str) -> dict:
 def public_files(exercise: str) -> list[str]:
     tests = sorted((ROOT / "exercises" / exercise / "tests").glob("q*.py"),
                    key=lambda p: int(p.stem[1:]))
-    return ["exercise_checks.py"] + [f"tests/{p.name}" for p in tests]
+    return [f"tests/{p.name}" for p in tests]
 
 
 def test_one_master_per_chapter_and_masters_outside_nbval_and_the_book():
-    assert [m.split("_")[0] for m in MASTERS] == [f"ex0{i}" for i in range(1, 9)]
+    # every chapter has its exercise, and every exercise its chapter
+    numbers = [int(m.split("_")[0][2:]) for m in MASTERS]
+    chapters = sorted(int(p.name[:2]) for p in (ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
+    assert numbers == chapters and len(numbers) >= 14
+    toc = (ROOT / "_toc.yml").read_text()
+    for exercise in MASTERS:
+        assert f"file: exercises/{exercise}/{exercise}\n" in toc, exercise
     # nbval collects chapters/ and exercises/; the book only builds _toc.yml's files.
     assert not list((ROOT / "exercises").rglob("*master*"))
     toc = (ROOT / "_toc.yml").read_text()
@@ -80,13 +86,15 @@ def test_student_notebook_structure(exercise):
     first = nb.cells[0]
     assert first.cell_type == "markdown"
     title = first.source.splitlines()[0]
-    assert re.fullmatch(r"# Exercise \d: .+", title), title
+    assert re.fullmatch(r"# Exercise \d+: .+", title), title
+    assert re.fullmatch(r"\*Estimated time: about \d+ minutes\.\*", first.source.splitlines()[2])
     assert manifest(exercise)["title"] == title[2:]
     code = [c for c in nb.cells if c.cell_type == "code"]
     setup = code[0].source
     assert setup.startswith(BRIEF_SETUP + "\n"), "the setup cell must start with the course's 5 lines"
     assert setup == assign.setup_cell_source(exercise, public_files(exercise))
-    assert "otter.Notebook(" in code[1].source
+    assert 'grader = Notebook(tests_dir="tests")' in code[1].source
+    assert "from mha.course.checks import Notebook" in code[1].source
     # every question: a heading with its points, then (later) its check cell, in order
     questions = manifest(exercise)["questions"]
     headings = [c.source.splitlines()[0] for c in nb.cells
@@ -94,12 +102,20 @@ def test_student_notebook_structure(exercise):
     assert len(headings) == len(questions)
     for heading, (name, points) in zip(headings, questions.items()):
         assert heading.startswith(f"## Question {name[1:]}:"), heading
-        assert heading.endswith(f"({points:g} points)"), heading
+        unit = "point" if points == 1 else "points"
+        assert heading.endswith(f"({points:g} {unit})"), heading
     checks = [c.source.strip() for c in code if c.source.startswith("grader.check(")]
     assert checks == [f'grader.check("{q}")' for q in questions]
     total = f"| | **Total** | **{manifest(exercise)['total']:g}** |"
     assert total in first.source
-    assert re.search(r"\(\.\./\.\./chapters/\d\d_\w+\.ipynb\)", first.source)
+    # the chapter is linked on the published book: nothing sits next to a downloaded copy
+    links = re.findall(r"\]\(([^)]+)\)", first.source)
+    chapters = [link for link in links if link.startswith(assign.book_url() + "chapters/")]
+    assert chapters, "the intro links to its chapter in the published book"
+    for link in chapters:
+        page = link.removeprefix(assign.book_url()).removesuffix(".html")
+        assert (ROOT / f"{page}.ipynb").is_file(), link
+    assert "../" not in "".join(links)
 
 
 @pytest.mark.parametrize("exercise", MASTERS)
@@ -112,16 +128,23 @@ def test_stored_outputs_show_failing_checks_and_no_errors(exercise):
         assert not [o for o in cell.outputs if o.output_type == "error"], cell.source[:80]
         if cell.source.startswith("grader.check("):
             text = "".join(o.get("data", {}).get("text/plain", "") for o in cell.outputs)
-            assert "Test case failed" in text and "returned None" in text, text[:500]
+            assert "Test case failed" in text, text[:500]
+            assert "returned None" in text or "is None" in text, text[:500]
+            # the feedback shows the input, expected vs got and a hint, not the test's source
+            assert "Error at line" not in text and "check_tensor(" not in text, text[:500]
+            html = "".join(o.get("data", {}).get("text/html", "") for o in cell.outputs)
+            assert "color: red" not in html, "pure red fails WCAG AA contrast"
 
 
 def _solution_lines(exercise: str) -> list[str]:
     """The lines between # BEGIN SOLUTION and # END SOLUTION in the master's code cells,
     except those that also occur elsewhere in the master (e.g. ``if mask is not None:``)."""
     master = nbformat.read(ROOT / "grading" / "masters" / f"{exercise}.ipynb", as_version=4)
-    lines, elsewhere, inside = [], set(), False
+    lines, elsewhere, inside, in_tests = [], set(), False, False
     for cell in master.cells:
-        if cell.cell_type != "code" or cell.source.lstrip().startswith(('"""', "def test_")):
+        if cell.cell_type == "raw" and cell.source.strip() in ("# BEGIN TESTS", "# END TESTS"):
+            in_tests = cell.source.strip() == "# BEGIN TESTS"
+        if cell.cell_type != "code" or in_tests:
             continue  # test cells never reach the student notebook
         for line in cell.source.splitlines():
             if re.match(r"\s*# BEGIN SOLUTION", line):
@@ -151,7 +174,7 @@ def test_student_notebook_contains_no_solution(exercise):
     # every answer cell is a stub that runs and returns None
     stubs = [c for c in nb.cells if "otter_answer_cell" in c.metadata.get("tags", [])]
     assert len(stubs) == len(manifest(exercise)["questions"])
-    assert all("return None" in c.source for c in stubs)
+    assert all("return None" in c.source or "= None" in c.source for c in stubs)
 
 
 def _cases(path: Path) -> list[tuple[str, bool]]:
@@ -181,10 +204,99 @@ def test_public_tests_are_the_autograders_minus_the_hidden_ones(exercise):
 
 
 @pytest.mark.parametrize("exercise", MASTERS)
-def test_feedback_helpers_are_copies_of_the_one_source(exercise):
-    source = (ROOT / "grading" / "exercise_checks.py").read_bytes()
-    assert (ROOT / "exercises" / exercise / "exercise_checks.py").read_bytes() == source
-    assert (ROOT / "grading" / "autograder" / exercise / "files" / "exercise_checks.py").read_bytes() == source
+def test_every_exercise_has_a_transfer_question_graded_by_hidden_tests(exercise):
+    """A question that asks to apply an idea the chapter did not spell out (issue 14.1)."""
+    nb = nbformat.read(student_path(exercise), as_version=4)
+    marker = "*A question that goes beyond the chapter: no recipe, only the goal.*"
+    transfer = [c.source.splitlines()[0] for c in nb.cells
+                if c.cell_type == "markdown" and c.source.startswith("## Question") and marker in c.source]
+    assert transfer, f"{exercise} has no transfer question"
+    questions = manifest(exercise)["questions"]
+    for heading in transfer:
+        name = "q" + heading.split()[2].rstrip(":")
+        assert name in questions
+
+
+@pytest.mark.parametrize("exercise", ["ex06_norms", "ex07_decoding"])
+def test_intro_promises_only_what_the_hidden_tests_do(exercise):
+    intro = nbformat.read(student_path(exercise), as_version=4).cells[0].source
+    assert "L \\neq S" not in intro and "queries and keys of different lengths" not in intro
+
+
+def test_ex07_feedback_uses_the_notebooks_token_ids():
+    nb = nbformat.read(student_path("ex07_decoding"), as_version=4)
+    assert any("PAD, BOS, EOS = 0, 1, 2" in c.source for c in nb.cells)
+    q3 = next(c for c in nb.cells if c.source.strip() == 'grader.check("q3")')
+    text = "".join(o.get("data", {}).get("text/plain", "") for o in q3.outputs)
+    assert "bos_id=1, eos_id=2, pad_id=0" in text, text
+
+
+def test_ex08_hidden_test_tells_tiling_from_interleaving():
+    """Several key/value heads: k.repeat (tiling) fails the hidden test, not only the public one."""
+    def tiles(k, group):
+        return k.repeat(1, group, 1, 1)
+
+    path = ROOT / "grading" / "autograder" / "ex08_heads" / "tests" / "q3.py"
+    _, results = ec.run_test_file(path, {"repeat_kv": tiles})
+    hidden = [r for r in results if r.hidden]
+    assert hidden and not any(r.passed for r in hidden), [r.message for r in hidden]
+    _, results = ec.run_test_file(path, {"repeat_kv": lambda k, group: k.repeat_interleave(group, dim=1)})
+    assert all(r.passed for r in results)
+
+
+def test_check_cell_feedback_is_the_check_message_only(tmp_path):
+    """What a check cell shows: the failed check's message (input, expected vs got, hint)."""
+    test_file = tmp_path / "q1.py"
+    test_file.write_text(
+        "from otter.test_files import test_case\nOK_FORMAT = False\nname = 'q1'\npoints = 1\n"
+        "@test_case(points=None, hidden=False)\ndef test_double(double):\n"
+        "    import torch\n    from mha.course.checks import call, check_tensor\n"
+        "    x = torch.arange(3.0)\n"
+        "    check_tensor(call(double, 'double', x=x), 2 * x, 'double(arange(3))', [(x + x + 1, 'off by one')])\n")
+    result = ec.Notebook(tests_dir=str(tmp_path)).check("q1", env={"double": lambda x: 2 * x + 1})
+    text = repr(result)
+    assert text.startswith("q1 results:") and "Test case failed" in text
+    assert "double(arange(3)): wrong values at 3 of 3 positions" in text and "Hint: off by one" in text
+    assert "Error at line" not in text and "check_tensor(" not in text and "CheckFailed" not in text
+    assert "#a50e0e" in result._repr_html_()
+    passed = ec.Notebook(tests_dir=str(tmp_path)).check("q1", env={"double": lambda x: 2 * x})
+    assert repr(passed) == "q1 results: All test cases passed!"
+
+
+def test_check_raises_wants_the_error():
+    def accepts(x):
+        return x
+
+    def refuses(x):
+        raise ValueError("no")
+    ec.check_raises(refuses, "f", ValueError, x=1)
+    assert "should raise ValueError (why); it returned 1" in _fails(ec.check_raises, accepts, "f", ValueError, x=1, why="why")
+
+
+def test_solutions_command_gives_every_solution_with_its_tests(tmp_path):
+    from grading import solutions
+
+    written = solutions.write_solutions(tmp_path)
+    assert [p.parent.name for p in written] == MASTERS
+    for path in written:
+        exercise = path.parent.name
+        nb = nbformat.read(path, as_version=4)
+        text = "\n".join(c.source for c in nb.cells)
+        assert all(line in text for line in _solution_lines(exercise)), exercise
+        tests = sorted(p.name for p in (path.parent / "tests").glob("q*.py"))
+        assert tests == [f"{q}.py" for q in sorted(manifest(exercise)["questions"])]
+    assert not (ROOT / "exercises" / "solutions").exists()
+
+
+def test_feedback_helpers_come_from_the_installed_package_only():
+    """One copy of the checks: mha.course.checks, imported by every test file."""
+    copies = [p for p in ROOT.rglob("exercise_checks.py") if ".venv" not in p.parts]
+    assert copies == []
+    for tests in [*ROOT.glob("exercises/*/tests"), *ROOT.glob("grading/autograder/*/tests")]:
+        for path in tests.glob("q*.py"):
+            source = path.read_text()
+            assert "from mha.course.checks import" in source, path
+            assert "exercise_checks" not in source, path
 
 
 # ------------------------------------------------------------------ the setup cell's fetch
@@ -229,7 +341,7 @@ def test_setup_cell_follows_a_fork_and_a_branch(tmp_path):
         find_spec=lambda name: object())  # otter already installed: not reinstalled
     assert [cmd[-1] for cmd in pip] == ["git+https://github.com/someone/fork.git@fix-masks"]
     assert downloads[0] == ("https://raw.githubusercontent.com/someone/fork/fix-masks/"
-                            "exercises/ex01_self_attention/exercise_checks.py", "exercise_checks.py")
+                            "exercises/ex01_self_attention/tests/q1.py", "tests/q1.py")
 
 
 def test_setup_cell_copies_from_a_local_checkout(tmp_path):

@@ -10,7 +10,7 @@ all_or_nothing = True
 def test_scores(attention_scores):
     import math
     import torch
-    from exercise_checks import call, check_tensor, randn, running_example
+    from mha.course.checks import call, check_tensor, randn, running_example
     x, _, w_q, w_k, _ = running_example()
     q, k = (x[0] @ w_q, x[0] @ w_k)
     got = call(attention_scores, 'attention_scores', q=q, k=k)

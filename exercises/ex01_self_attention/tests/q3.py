@@ -12,7 +12,7 @@ def test_attention(attention, env):
     import torch
     import torch.nn.functional as F
     import mha
-    from exercise_checks import call, check_pair, check_tensor, forbid, reference, running_example, randn
+    from mha.course.checks import call, check_pair, check_tensor, forbid, reference, running_example, randn
     forbid(attention, 'attention', {'scaled_dot_product_attention': 'combine your own attention_scores and softmax.', 'MultiheadAttention': 'combine your own attention_scores and softmax.'})
     scores_ref = lambda q, k: q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     softmax_ref = lambda s: torch.softmax(s, dim=-1)

@@ -11,7 +11,7 @@ def test_masked_attention(masked_attention):
     import math
     import torch
     import mha
-    from exercise_checks import call, check_pair, check_tensor, forbid, randn, running_example
+    from mha.course.checks import call, check_pair, check_tensor, forbid, randn, running_example
     forbid(masked_attention, 'masked_attention', {'scaled_dot_product_attention': 'apply the mask to the scores yourself.'})
     x, _, w_q, w_k, w_v = running_example()
     q, k, v = (x @ w_q, x @ w_k, x @ w_v)
@@ -26,7 +26,7 @@ def test_masked_attention(masked_attention):
     mask = mha.padding_mask(torch.tensor([3, 0]), 5)[:, 0]
     ref_out, ref_weights = mha.scaled_dot_product_attention(q, k, v, mask)
     out, weights = check_pair(call(masked_attention, 'masked_attention', q=q, k=k, v=v, mask=mask), 'masked_attention(q, k, v, padding mask)')
-    hints = [(lambda w: bool(torch.isnan(w).any()), 'a query whose keys are all blocked gets 0/0 = nan from the softmax: replace those weights by 0 (torch.nan_to_num, or multiply by mask.any(-1, keepdim=True)).')]
+    hints = [(lambda w: bool(torch.isnan(w).any()), 'a query whose keys are all blocked gets 0/0 = nan from the softmax: replace those nan weights by 0 after the softmax, with torch.nan_to_num(weights, nan=0.0) or torch.where(mask.any(-1, keepdim=True), weights, 0.0). Multiplying by the mask keeps them nan (nan * 0 = nan).')]
     check_tensor(weights, ref_weights, 'the weights with padding lengths [3, 0] (the second sequence is all padding)', hints)
     check_tensor(out, ref_out, 'the output with padding lengths [3, 0]', hints)
     out, weights = check_pair(call(masked_attention, 'masked_attention', q=q, k=k, v=v, mask=None), 'masked_attention(q, k, v, None)')

@@ -10,12 +10,12 @@ all_or_nothing = True
 def test_feed_forward(FeedForward):
     import torch
     import mha
-    from exercise_checks import CheckFailed, call, check_tensor, randn
+    from mha.course.checks import CheckFailed, call, check_tensor, randn
     torch.manual_seed(0)
     ffn = call(FeedForward, 'FeedForward', d_model=8, d_ff=32)
     ref = mha.FeedForward(8, 32)
     try:
-        ref.load_state_dict(ffn.state_dict())
+        ffn.load_state_dict(ref.state_dict())
     except Exception as exc:
         raise CheckFailed(f'keep the layers expand and contract of the given __init__ ({type(exc).__name__})')
     x = randn(2, 6, 8, seed=21)

@@ -10,7 +10,7 @@ all_or_nothing = True
 def test_pre_ln(pre_ln):
     import torch
     import mha
-    from exercise_checks import call, check_tensor, randn
+    from mha.course.checks import call, check_tensor, randn
     torch.manual_seed(0)
     sublayer, norm = (torch.nn.Linear(8, 8), mha.LayerNorm(8))
     with torch.no_grad():

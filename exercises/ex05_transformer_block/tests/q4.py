@@ -10,7 +10,7 @@ all_or_nothing = True
 def test_encoder_layer(encoder_layer, env):
     import torch
     import mha
-    from exercise_checks import call, check_tensor, randn, reference
+    from mha.course.checks import call, check_tensor, randn, reference
     torch.manual_seed(0)
     layer = mha.EncoderLayer(8, 2, 16)
     self_attn = lambda t, m: layer.self_attn(t, mask=m)[0]

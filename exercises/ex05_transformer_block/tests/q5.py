@@ -10,7 +10,7 @@ all_or_nothing = True
 def test_positional_encoding(positional_encoding):
     import torch
     import mha
-    from exercise_checks import call, check_tensor, forbid
+    from mha.course.checks import call, check_tensor, forbid
     forbid(positional_encoding, 'positional_encoding', {'sinusoidal_positions': 'build the table with torch.sin and torch.cos.'})
     expected = mha.sinusoidal_positions(6, 8)
     position, i = (torch.arange(6.0)[:, None], torch.arange(0, 8, 2))

@@ -10,7 +10,7 @@ all_or_nothing = True
 def test_layer_norm(layer_norm):
     import torch
     import torch.nn.functional as F
-    from exercise_checks import call, check_tensor, forbid, randn
+    from mha.course.checks import call, check_tensor, forbid, randn
     forbid(layer_norm, 'layer_norm', {'F.layer_norm': 'compute the mean and the variance yourself.', 'functional.layer_norm': 'compute the mean and the variance yourself.', 'torch.layer_norm': 'compute the mean and the variance yourself.', 'LayerNorm': 'compute the mean and the variance yourself.'})
     x = randn(2, 6, 8, seed=31) * 3 + 1
     weight, bias = (randn(8, seed=32), randn(8, seed=33))

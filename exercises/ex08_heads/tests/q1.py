@@ -10,7 +10,7 @@ all_or_nothing = True
 def test_attention_entropy(attention_entropy):
     import math
     import torch
-    from exercise_checks import call, check_tensor, randn
+    from mha.course.checks import call, check_tensor, randn
     weights = torch.tensor([[[1.0, 0.0, 0.0, 0.0], [0.25, 0.25, 0.25, 0.25], [0.5, 0.5, 0.0, 0.0]]])
     expected = torch.tensor([[0.0, math.log(4), math.log(2)]])
     plogp = weights * torch.log(weights)

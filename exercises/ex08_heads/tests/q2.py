@@ -11,7 +11,7 @@ def test_ablate_head(ablate_head):
     import math
     import torch
     import mha
-    from exercise_checks import call, check_tensor, randn
+    from mha.course.checks import call, check_tensor, randn
 
     def without(layer, columns):
         """The layer with some value columns zeroed: those heads then output zeros."""

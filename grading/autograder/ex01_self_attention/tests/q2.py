@@ -9,7 +9,7 @@ all_or_nothing = True
 @test_case(points=None, hidden=False)
 def test_softmax(softmax):
     import torch
-    from exercise_checks import call, check_tensor, forbid, randn
+    from mha.course.checks import call, check_tensor, forbid, randn
     forbid(softmax, 'softmax', {'softmax': 'write it with torch.exp, amax and sum; torch.softmax, F.softmax and x.softmax do the whole job.', 'Softmax': 'write it with torch.exp, amax and sum.'})
     scores = randn(3, 5, seed=3) * 2
     hints = [(torch.softmax(scores, dim=0), 'your columns sum to 1, not your rows: normalise over the last axis (dim=-1), the keys.'), (torch.exp(scores), 'the exponentials are not divided by their row sum.')]
@@ -23,7 +23,7 @@ def test_softmax(softmax):
 @test_case(points=None, hidden=True)
 def test_softmax_random_shapes(softmax):
     import torch
-    from exercise_checks import call, check_tensor, randn, random_sizes
+    from mha.course.checks import call, check_tensor, randn, random_sizes
     for seed in range(3):
         shape = random_sizes(200 + seed, 2 + seed, 1, 7)
         scores = randn(*shape, seed=seed) * 30

@@ -9,7 +9,7 @@ all_or_nothing = True
 @test_case(points=None, hidden=False)
 def test_self_attention(self_attention, env):
     import mha
-    from exercise_checks import call, check_pair, check_tensor, reference, running_example
+    from mha.course.checks import call, check_pair, check_tensor, reference, running_example
     x, _, w_q, w_k, w_v = running_example()
     with reference(env, attention=lambda q, k, v: mha.scaled_dot_product_attention(q, k, v)):
         result = call(self_attention, 'self_attention', x=x, W_q=w_q, W_k=w_k, W_v=w_v)
@@ -22,7 +22,7 @@ def test_self_attention(self_attention, env):
 @test_case(points=None, hidden=True)
 def test_self_attention_random_shapes(self_attention, env):
     import mha
-    from exercise_checks import call, check_pair, check_tensor, randn, random_sizes, reference
+    from mha.course.checks import call, check_pair, check_tensor, randn, random_sizes, reference
     for seed in range(2):
         B, L, D, d_k, d_v = random_sizes(400 + seed, 5, 2, 9)
         x = randn(B, L, D, seed=seed)

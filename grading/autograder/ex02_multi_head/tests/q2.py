@@ -10,7 +10,7 @@ all_or_nothing = True
 def test_merge_heads(merge_heads):
     import torch
     import mha
-    from exercise_checks import call, check_tensor, forbid
+    from mha.course.checks import call, check_tensor, forbid
     forbid(merge_heads, 'merge_heads', {'mha.merge_heads': 'write the reshape yourself.'})
     x = torch.arange(2 * 3 * 8, dtype=torch.float32).view(2, 3, 8)
     heads = mha.split_heads(x, 2).contiguous()
@@ -22,7 +22,7 @@ def test_merge_heads(merge_heads):
 @test_case(points=None, hidden=True)
 def test_merge_heads_random_shapes(merge_heads):
     import mha
-    from exercise_checks import call, check_tensor, randn, random_sizes
+    from mha.course.checks import call, check_tensor, randn, random_sizes
     for seed in range(3):
         B, H, L, d = random_sizes(600 + seed, 4)
         heads = randn(B, H, L, d, seed=seed)

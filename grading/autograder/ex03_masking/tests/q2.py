@@ -10,7 +10,7 @@ all_or_nothing = True
 def test_padding_mask(padding_mask):
     import torch
     import mha
-    from exercise_checks import call, check_tensor, forbid
+    from mha.course.checks import call, check_tensor, forbid
     forbid(padding_mask, 'padding_mask', {'mha.padding_mask': 'compare torch.arange(S) with the lengths yourself.'})
     lengths = torch.tensor([3, 5, 1])
     expected = mha.padding_mask(lengths, 5)
@@ -23,7 +23,7 @@ def test_padding_mask(padding_mask):
 def test_padding_mask_random(padding_mask):
     import torch
     import mha
-    from exercise_checks import call, check_tensor, random_sizes
+    from mha.course.checks import call, check_tensor, random_sizes
     for seed in range(3):
         B, S = random_sizes(900 + seed, 2, 1, 9)
         lengths = torch.tensor(random_sizes(910 + seed, B, 0, S + 1))

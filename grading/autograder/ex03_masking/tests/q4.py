@@ -10,7 +10,7 @@ all_or_nothing = True
 def test_decoder_mask(decoder_mask, env):
     import torch
     import mha
-    from exercise_checks import call, check_tensor, reference
+    from mha.course.checks import call, check_tensor, reference
     lengths = torch.tensor([4, 2])
     causal, padding = (mha.causal_mask(4), mha.padding_mask(lengths, 4))
     hints = [(causal | padding, 'a key must be in the past AND a real token: combine the masks with &, not |.'), (lambda m: list(m.shape) in ([4, 4], [2, 1, 1, 4]), 'combine both masks; broadcasting [L, L] & [B, 1, 1, L] gives [B, 1, L, L].')]
@@ -22,7 +22,7 @@ def test_decoder_mask(decoder_mask, env):
 def test_decoder_mask_random(decoder_mask, env):
     import torch
     import mha
-    from exercise_checks import call, check_tensor, random_sizes, reference
+    from mha.course.checks import call, check_tensor, random_sizes, reference
     for seed in range(3):
         B, L = random_sizes(1100 + seed, 2, 1, 8)
         lengths = torch.tensor(random_sizes(1110 + seed, B, 0, L + 1))

@@ -9,7 +9,7 @@ all_or_nothing = True
 @test_case(points=None, hidden=False)
 def test_alignment(alignment):
     import torch
-    from exercise_checks import call, check_tensor, randn
+    from mha.course.checks import call, check_tensor, randn
     weights = torch.softmax(randn(2, 3, 6, 7, seed=13) * 3, dim=-1)
     hints = [(lambda a: list(a.shape) == [2, 3, 7], 'one answer per query: take the argmax over the keys, the last axis (dim=-1).'), (weights.argmin(dim=-1), 'the largest weight: argmax, not argmin.')]
     got = call(alignment, 'alignment', weights=weights)
@@ -18,7 +18,7 @@ def test_alignment(alignment):
 @test_case(points=None, hidden=True)
 def test_alignment_random(alignment):
     import torch
-    from exercise_checks import call, check_tensor, randn, random_sizes
+    from mha.course.checks import call, check_tensor, randn, random_sizes
     for seed in range(2):
         L, S = random_sizes(1400 + seed, 2, 2, 9)
         weights = torch.softmax(randn(3, L, S + 1, seed=seed) * 3, dim=-1)

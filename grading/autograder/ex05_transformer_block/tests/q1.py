@@ -10,12 +10,12 @@ all_or_nothing = True
 def test_feed_forward(FeedForward):
     import torch
     import mha
-    from exercise_checks import CheckFailed, call, check_tensor, randn
+    from mha.course.checks import CheckFailed, call, check_tensor, randn
     torch.manual_seed(0)
     ffn = call(FeedForward, 'FeedForward', d_model=8, d_ff=32)
     ref = mha.FeedForward(8, 32)
     try:
-        ref.load_state_dict(ffn.state_dict())
+        ffn.load_state_dict(ref.state_dict())
     except Exception as exc:
         raise CheckFailed(f'keep the layers expand and contract of the given __init__ ({type(exc).__name__})')
     x = randn(2, 6, 8, seed=21)
@@ -28,13 +28,13 @@ def test_feed_forward(FeedForward):
 def test_feed_forward_random(FeedForward):
     import torch
     import mha
-    from exercise_checks import call, check_tensor, randn, random_sizes
+    from mha.course.checks import call, check_tensor, randn, random_sizes
     for seed in range(2):
         B, L, D, F = random_sizes(1500 + seed, 4, 1, 9)
         torch.manual_seed(seed)
         ffn = call(FeedForward, 'FeedForward', d_model=D, d_ff=F)
         ref = mha.FeedForward(D, F)
-        ref.load_state_dict(ffn.state_dict())
+        ffn.load_state_dict(ref.state_dict())
         x = randn(B, L, D, seed=seed)
         with torch.no_grad():
             check_tensor(call(ffn, 'FeedForward.forward', x=x), ref(x), f'FeedForward({D}, {F}) on x {list(x.shape)}')

@@ -10,7 +10,7 @@ all_or_nothing = True
 def test_pre_ln(pre_ln):
     import torch
     import mha
-    from exercise_checks import call, check_tensor, randn
+    from mha.course.checks import call, check_tensor, randn
     torch.manual_seed(0)
     sublayer, norm = (torch.nn.Linear(8, 8), mha.LayerNorm(8))
     with torch.no_grad():
@@ -25,7 +25,7 @@ def test_pre_ln(pre_ln):
 def test_pre_ln_random(pre_ln):
     import torch
     import mha
-    from exercise_checks import call, check_tensor, randn, random_sizes
+    from mha.course.checks import call, check_tensor, randn, random_sizes
     B, L, D = random_sizes(1700, 3, 2, 9)
     torch.manual_seed(2)
     sublayer, norm = (mha.FeedForward(D, 2 * D), mha.LayerNorm(D))

@@ -10,7 +10,7 @@ all_or_nothing = True
 def test_positional_encoding(positional_encoding):
     import torch
     import mha
-    from exercise_checks import call, check_tensor, forbid
+    from mha.course.checks import call, check_tensor, forbid
     forbid(positional_encoding, 'positional_encoding', {'sinusoidal_positions': 'build the table with torch.sin and torch.cos.'})
     expected = mha.sinusoidal_positions(6, 8)
     position, i = (torch.arange(6.0)[:, None], torch.arange(0, 8, 2))
@@ -25,7 +25,7 @@ def test_positional_encoding(positional_encoding):
 @test_case(points=None, hidden=True)
 def test_positional_encoding_random(positional_encoding):
     import mha
-    from exercise_checks import call, check_tensor, random_sizes
+    from mha.course.checks import call, check_tensor, random_sizes
     for seed in range(2):
         L, half = random_sizes(1900 + seed, 2, 1, 40)
         check_tensor(call(positional_encoding, 'positional_encoding', L=L, d=2 * half), mha.sinusoidal_positions(L, 2 * half), f'positional_encoding({L}, {2 * half})')

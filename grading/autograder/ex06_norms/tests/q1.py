@@ -10,7 +10,7 @@ all_or_nothing = True
 def test_layer_norm(layer_norm):
     import torch
     import torch.nn.functional as F
-    from exercise_checks import call, check_tensor, forbid, randn
+    from mha.course.checks import call, check_tensor, forbid, randn
     forbid(layer_norm, 'layer_norm', {'F.layer_norm': 'compute the mean and the variance yourself.', 'functional.layer_norm': 'compute the mean and the variance yourself.', 'torch.layer_norm': 'compute the mean and the variance yourself.', 'LayerNorm': 'compute the mean and the variance yourself.'})
     x = randn(2, 6, 8, seed=31) * 3 + 1
     weight, bias = (randn(8, seed=32), randn(8, seed=33))
@@ -24,7 +24,7 @@ def test_layer_norm(layer_norm):
 @test_case(points=None, hidden=True)
 def test_layer_norm_random(layer_norm):
     import torch.nn.functional as F
-    from exercise_checks import call, check_tensor, randn, random_sizes
+    from mha.course.checks import call, check_tensor, randn, random_sizes
     for seed in range(2):
         B, L, D = random_sizes(2000 + seed, 3, 2, 9)
         x, w, b = (randn(B, L, D, seed=seed) * 5, randn(D, seed=seed + 1), randn(D, seed=seed + 2))

@@ -10,7 +10,7 @@ all_or_nothing = True
 def test_batch_norm_train(batch_norm_train):
     import torch
     import torch.nn.functional as F
-    from exercise_checks import call, check_tensor, forbid, randn
+    from mha.course.checks import call, check_tensor, forbid, randn
     forbid(batch_norm_train, 'batch_norm_train', {'F.batch_norm': 'compute the statistics yourself.', 'functional.batch_norm': 'compute the statistics yourself.', 'torch.batch_norm': 'compute the statistics yourself.', 'BatchNorm1d': 'compute the statistics yourself.', 'mha.BatchNorm': 'compute the statistics yourself.'})
     x = randn(2, 6, 8, seed=34) * 3 + 1
     weight, bias = (randn(8, seed=35), randn(8, seed=36))
@@ -25,7 +25,7 @@ def test_batch_norm_train(batch_norm_train):
 @test_case(points=None, hidden=True)
 def test_batch_norm_train_random(batch_norm_train):
     import torch.nn.functional as F
-    from exercise_checks import call, check_tensor, randn, random_sizes
+    from mha.course.checks import call, check_tensor, randn, random_sizes
     for seed in range(2):
         B, L, D = random_sizes(2100 + seed, 3, 2, 9)
         x, w, b = (randn(B, L, D, seed=seed) * 4, randn(D, seed=seed + 1), randn(D, seed=seed + 2))

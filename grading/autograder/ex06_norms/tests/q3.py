@@ -9,7 +9,7 @@ all_or_nothing = True
 @test_case(points=None, hidden=False)
 def test_batch_norm_module(BatchNorm):
     import torch
-    from exercise_checks import call, check_tensor, forbid, randn
+    from mha.course.checks import call, check_raises, check_tensor, forbid, randn
     forbid(getattr(BatchNorm, 'forward', None), 'BatchNorm.forward', {'F.batch_norm': 'compute the statistics yourself.', 'functional.batch_norm': 'compute the statistics yourself.', 'BatchNorm1d': 'compute the statistics yourself.', 'mha.BatchNorm': 'compute the statistics yourself.'})
     mine = call(BatchNorm, 'BatchNorm', d=8)
     ref = torch.nn.BatchNorm1d(8)
@@ -30,11 +30,12 @@ def test_batch_norm_module(BatchNorm):
         hints = [(batch_stats, 'in evaluation mode (self.training is False) use running_mean and running_var, not the statistics of the batch.')]
         got = call(mine.eval(), 'BatchNorm.forward (evaluation)', x=x)
         check_tensor(got, expected, 'the evaluation-mode output after 3 training steps', hints)
+        check_raises(mine.train(), 'BatchNorm.forward (training)', ValueError, x=randn(1, 1, 8, seed=50), why='one value per feature: the unbiased variance would divide by n - 1 = 0')
 
 @test_case(points=None, hidden=True)
 def test_batch_norm_module_random(BatchNorm):
     import torch
-    from exercise_checks import call, check_tensor, randn, random_sizes
+    from mha.course.checks import call, check_tensor, randn, random_sizes
     B, L, D = random_sizes(2200, 3, 2, 9)
     mine = call(BatchNorm, 'BatchNorm', d=D)
     ref = torch.nn.BatchNorm1d(D)

@@ -9,7 +9,7 @@ all_or_nothing = True
 @test_case(points=None, hidden=False)
 def test_shift_right(shift_right):
     import torch
-    from exercise_checks import call, check_tensor
+    from mha.course.checks import call, check_tensor
     tgt = torch.tensor([[5, 6, 7, 2], [8, 9, 2, 0]])
     expected = torch.tensor([[1, 5, 6, 7], [1, 8, 9, 2]])
     hints = [(torch.tensor([[6, 7, 2, 1], [9, 2, 0, 1]]), 'you shifted left: the decoder input at position t is the target at t - 1, so BOS goes first.'), (lambda s: list(s.shape) == [2, 5], 'keep the length T: drop the last target token, tgt[:, :-1], after putting BOS in front.'), (torch.tensor([[5, 6, 7, 1], [8, 9, 2, 1]]), 'BOS goes in front, not in place of the last token.')]
@@ -19,7 +19,7 @@ def test_shift_right(shift_right):
 @test_case(points=None, hidden=True)
 def test_shift_right_random(shift_right):
     import torch
-    from exercise_checks import call, check_tensor, random_sizes
+    from mha.course.checks import call, check_tensor, random_sizes
     for seed in range(2):
         B, T = random_sizes(2300 + seed, 2, 1, 9)
         tgt = torch.randint(3, 20, (B, T), generator=torch.Generator().manual_seed(seed))

@@ -10,7 +10,8 @@ all_or_nothing = True
 def test_attend_with_cache(attend_with_cache):
     import torch
     import torch.nn.functional as F
-    from exercise_checks import call, check_tensor, check_tuple, randn
+    from mha.course.checks import call, check_tensor, check_tuple, forbid, randn
+    forbid(attend_with_cache, 'attend_with_cache', {'scaled_dot_product_attention': 'compute the scores, the softmax and weights @ v yourself.', 'MultiheadAttention': 'compute the attention yourself.', 'mha.KVCache': 'grow the cache yourself with torch.cat.'})
     q, k, v = (randn(2, 2, 5, 4, seed=51), randn(2, 2, 5, 4, seed=52), randn(2, 2, 5, 4, seed=53))
     full = F.scaled_dot_product_attention(q, k, v, is_causal=True)
     cache_k = cache_v = None
@@ -27,7 +28,7 @@ def test_attend_with_cache(attend_with_cache):
 def test_attend_with_cache_random(attend_with_cache):
     import torch
     import torch.nn.functional as F
-    from exercise_checks import call, check_tensor, randn, random_sizes
+    from mha.course.checks import call, check_tensor, randn, random_sizes
     B, H, T, d = random_sizes(2600, 4, 1, 7)
     T += 2
     q, k, v = (randn(B, H, T, d, seed=1), randn(B, H, T, d, seed=2), randn(B, H, T, d, seed=3))

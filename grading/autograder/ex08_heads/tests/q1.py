@@ -10,7 +10,7 @@ all_or_nothing = True
 def test_attention_entropy(attention_entropy):
     import math
     import torch
-    from exercise_checks import call, check_tensor, randn
+    from mha.course.checks import call, check_tensor, randn
     weights = torch.tensor([[[1.0, 0.0, 0.0, 0.0], [0.25, 0.25, 0.25, 0.25], [0.5, 0.5, 0.0, 0.0]]])
     expected = torch.tensor([[0.0, math.log(4), math.log(2)]])
     plogp = weights * torch.log(weights)
@@ -24,7 +24,7 @@ def test_attention_entropy(attention_entropy):
 def test_attention_entropy_random(attention_entropy):
     import torch
     import mha
-    from exercise_checks import call, check_tensor, randn, random_sizes
+    from mha.course.checks import call, check_tensor, randn, random_sizes
     for seed in range(2):
         B, H, L, S = random_sizes(2700 + seed, 4, 1, 8)
         S += 1

@@ -11,7 +11,7 @@ def test_ablate_head(ablate_head):
     import math
     import torch
     import mha
-    from exercise_checks import call, check_tensor, randn
+    from mha.course.checks import call, check_tensor, randn
 
     def without(layer, columns):
         """The layer with some value columns zeroed: those heads then output zeros."""
@@ -36,7 +36,7 @@ def test_ablate_head_random(ablate_head):
     import math
     import torch
     import mha
-    from exercise_checks import call, check_tensor, randn, random_sizes
+    from mha.course.checks import call, check_tensor, randn, random_sizes
     B, L, H, d = random_sizes(2800, 4, 2, 6)
     torch.manual_seed(5)
     layer = mha.MultiHeadAttention(H * d, H).eval()
