@@ -2,24 +2,31 @@
 
     python -m grading.grade SUBMISSIONS --out results/ [--exercise ex01_self_attention]
         [--jobs 2] [--timeout 600] [--cell-timeout 60] [--check-time-limit 20]
+        [--memory-limit 4096] [--hide-hidden] [--fresh]
 
 SUBMISSIONS holds either one notebook per student (``alice.ipynb``: the student is the file
-name) or one folder per student (``alice/ex01_self_attention.ipynb``, ``alice/ex03_masking.ipynb``).
-The exercise of each notebook is ``--exercise`` if given, else the one recorded in the
-notebook's metadata, else the exercise named in its file name.
+name) or one folder per student (``alice/ex01_self_attention.ipynb``, ...). The exercise of each
+notebook is ``--exercise`` if given, else the one recorded in the notebook's metadata, else the
+exercise named in its file name. Two notebooks of one student for one exercise (a notebook and a
+folder, or two files) are a duplicate: the most recently modified one is graded, and the row says
+so.
 
-Each notebook is graded in its own process and Jupyter kernel (``grading.worker``, built on
-otter-grader) against the exercise's public and hidden tests, with a time limit per cell,
-per call of the student's code and per submission. A notebook that loops forever, raises,
-calls ``sys.exit``, prints megabytes, deletes cells or edits the tests gets the points it
-earned and a note that says why; a cell that kills the kernel (or ignores interrupts) is
-skipped and the notebook graded again without it. Submissions are only read, never written.
+Before the first notebook runs, the chosen notebooks and the exercises' tests are copied into a
+private snapshot (read-only, outside anything a sandbox can see); grading reads only the
+snapshot. Each notebook then runs in its own bubblewrap sandbox while its tests run in this
+process (``grading.worker``, ``grading.sandbox``): the verdict never runs in the student's process.
 
-Writes, in ``--out``:
-  grades.csv                one row per student: one column per question (``ex01.q1``, ...),
-                            total, possible, notes
-  feedback/<student>.md     per-student feedback: points, every test's message, notes
-  raw/<student>__<exercise>.json and .log   the worker's full result and log
+Writes, in ``--out``, as results come in (a crash loses at most the submissions in progress; a
+re-run resumes: a stored result is reused when the notebook and the tests are unchanged; ``--fresh``
+grades everything again):
+  grades.csv                one row per student whose notebooks are all graded: one column per
+                            question (``ex01.q1``, ...), total, possible, then one notes column per
+                            kind (duplicate, tampering, sandbox, limits, errors, other), one note
+                            per line
+  notes.csv                 the same notes, one per row: student, exercise, kind, note
+  feedback/<student>.md     points, every failed test's message (hidden tests: only pass/fail with
+                            ``--hide-hidden``), notes
+  raw/<student>__<exercise>.json   the full result of each notebook
 """
 from __future__ import annotations
 
@@ -29,10 +36,12 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import signal
-import subprocess
+import stat
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -40,7 +49,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 AUTOGRADER = ROOT / "grading" / "autograder"
-MAX_ATTEMPTS = 3  # grading runs per submission (each retry skips the cell that stopped the last)
+EXERCISES = ROOT / "exercises"
+NOTE_KINDS = ("duplicate", "tampering", "sandbox", "limits", "errors", "other")
 
 
 def known_exercises() -> dict[str, dict]:
@@ -57,158 +67,119 @@ class Submission:
     student: str
     path: Path
     exercise: str | None
-    notes: list[str] = field(default_factory=list)
+    notes: list[tuple[str, str]] = field(default_factory=list)
+    copy: Path | None = None  # in the snapshot
     result: dict | None = None
 
 
-def detect_exercise(path: Path, forced: str | None, exercises: dict) -> tuple[str | None, list[str]]:
-    notes = []
-    declared = None
+def detect_exercise(path: Path, forced: str | None, exercises: dict) -> str | None:
+    if forced:
+        return forced
     try:
         declared = json.loads(path.read_text(encoding="utf-8")).get("metadata", {}) \
             .get("mha_course", {}).get("exercise")
     except (OSError, ValueError, AttributeError):
-        pass
-    if forced:
-        return forced, notes
+        declared = None
     if declared in exercises:
-        return declared, notes
+        return declared
     stem = path.stem.lower()
     for name in exercises:
         if name in stem or re.search(rf"(^|[^a-z0-9]){short_name(name)}([^0-9]|$)", stem):
-            return name, notes
-    return None, [f"{path.name}: cannot tell which exercise this is (no exercise in its "
-                  f"metadata or file name); use --exercise"]
+            return name
+    return None
+
+
+def safe_student(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.@+-]", "_", name)[:100] or "student"
 
 
 def discover(folder: Path, forced: str | None, exercises: dict) -> list[Submission]:
-    found = []
+    """One submission per (student, exercise); duplicates and stray files are noted."""
+    candidates: dict[tuple[str, str | None], list[Path]] = {}
+    stray: dict[str, list[str]] = {}
     for entry in sorted(folder.iterdir()):
-        if entry.name.startswith("."):
+        if entry.name.startswith(".") or entry.is_symlink():
             continue
         if entry.is_file() and entry.suffix == ".ipynb":
-            notebooks, student = [entry], entry.stem
+            student, notebooks = safe_student(entry.stem), [entry]
         elif entry.is_dir():
-            notebooks, student = sorted(p for p in entry.glob("*.ipynb")), entry.name
+            student = safe_student(entry.name)
+            notebooks = sorted(p for p in entry.rglob("*.ipynb") if p.is_file()
+                               and not p.is_symlink() and ".ipynb_checkpoints" not in p.parts)
+            others = sorted(str(p.relative_to(entry)) for p in entry.rglob("*")
+                            if p.is_file() and p not in notebooks
+                            and ".ipynb_checkpoints" not in p.parts)
+            if others:
+                stray.setdefault(student, []).extend(others)
         else:
             continue
-        by_exercise: dict[str | None, list[Path]] = {}
         for nb in notebooks:
-            exercise, notes = detect_exercise(nb, forced, exercises)
-            if exercise is None:
-                found.append(Submission(student, nb, None, notes))
-                continue
-            by_exercise.setdefault(exercise, []).append(nb)
-        for exercise, paths in by_exercise.items():
-            chosen = max(paths, key=lambda p: p.stat().st_mtime)
-            sub = Submission(student, chosen, exercise)
-            if len(paths) > 1:
-                sub.notes.append(f"{len(paths)} notebooks for {exercise}; graded the most "
-                                 f"recently modified, {chosen.name}")
-            found.append(sub)
+            exercise = detect_exercise(nb, forced, exercises)
+            candidates.setdefault((student, exercise), []).append(nb)
+    found = []
+    for (student, exercise), paths in sorted(candidates.items(), key=lambda kv: (kv[0][0], kv[0][1] or "")):
+        if exercise is None:
+            for path in paths:
+                found.append(Submission(student, path, None, [(
+                    "other", f"{path.name}: cannot tell which exercise this is (no exercise in "
+                             f"its metadata or file name); use --exercise")]))
+            continue
+        chosen = max(paths, key=lambda p: (p.stat().st_mtime_ns, str(p)))
+        sub = Submission(student, chosen, exercise)
+        if len(paths) > 1:
+            names = ", ".join(str(p.relative_to(folder)) for p in paths)
+            sub.notes.append(("duplicate", f"{len(paths)} notebooks for {exercise} ({names}); "
+                                           f"graded the most recently modified, "
+                                           f"{chosen.relative_to(folder)}"))
+        if student in stray:
+            files = ", ".join(stray[student][:5]) + (" ..." if len(stray[student]) > 5 else "")
+            sub.notes.append(("tampering" if any(f.endswith(".py") for f in stray[student])
+                              else "other", f"the folder also holds {files}: ignored (only the "
+                                            f"notebook is graded, with the grader's own tests)"))
+        found.append(sub)
     return found
 
 
-def kill_tree(pid: int) -> None:
-    """Kill a worker and everything it started (its Jupyter kernel runs in its own session)."""
-    try:
-        import psutil
-
-        parent = psutil.Process(pid)
-        procs = parent.children(recursive=True) + [parent]
-        for p in procs:
-            try:
-                p.kill()
-            except psutil.Error:
-                pass
-        psutil.wait_procs(procs, timeout=5)
-    except ImportError:
-        try:
-            os.killpg(pid, signal.SIGKILL)
-        except OSError:
-            pass
-    except Exception:
-        pass
+def read_only(path: Path) -> None:
+    for p in sorted(path.rglob("*"), reverse=True) + [path]:
+        p.chmod(stat.S_IRUSR | (stat.S_IXUSR if p.is_dir() else 0))
 
 
-def run_worker(sub: Submission, args, raw_dir: Path) -> dict:
-    """Grade one submission, retrying without the cell that killed the kernel or hung."""
-    stem = f"{sub.student}__{sub.exercise}"
-    skipped: list[int] = []
-    notes: list[str] = []
-    started = time.monotonic()
-    log_parts = []
-    result = None
-    for attempt in range(1, MAX_ATTEMPTS + 1):
-        remaining = args.timeout - (time.monotonic() - started)
-        if remaining < 10:
-            break
-        with tempfile.TemporaryDirectory(prefix="mha-worker-") as tmp:
-            result_path, progress_path = Path(tmp) / "result.json", Path(tmp) / "progress.json"
-            cmd = [sys.executable, "-m", "grading.worker", "--exercise", sub.exercise,
-                   "--submission", str(sub.path), "--result", str(result_path),
-                   "--progress", str(progress_path), "--cell-timeout", str(args.cell_timeout),
-                   "--check-time-limit", str(args.check_time_limit),
-                   "--deadline", str(max(5.0, remaining - 5))]
-            for index in skipped:
-                cmd += ["--skip-cell", str(index)]
-            env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-                [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
-            with open(Path(tmp) / "out.log", "w+b") as out:
-                proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
-                                        stdin=subprocess.DEVNULL, env=env,
-                                        start_new_session=True)
-                try:
-                    proc.wait(timeout=remaining)
-                    timed_out = False
-                except subprocess.TimeoutExpired:
-                    kill_tree(proc.pid)
-                    proc.wait()
-                    timed_out = True
-                out.seek(0)
-                log_parts.append(f"--- attempt {attempt} ---\n" + out.read()[-50_000:].decode(
-                    "utf-8", "replace"))
-            progress = json.loads(progress_path.read_text()) if progress_path.exists() else None
-            result = json.loads(result_path.read_text()) if result_path.exists() else None
-        if result is not None and result["status"] in ("graded", "invalid"):
-            break
-        # The worker died, hung or lost its kernel: find the cell that was running.
-        culprit = (result or {}).get("culprit") or progress
-        cell = culprit.get("cell") if culprit else None
-        what = ("did not finish within the time limit" if timed_out
-                else (result or {}).get("error", "crashed"))
-        if cell is None or cell in skipped:
-            where = f" while running `{culprit['first_line']}`" if culprit else ""
-            notes.append(f"grading stopped{where}: {what}; questions whose tests had not run "
-                         f"get 0")
-            break
-        skipped.append(cell)
-        notes.append(f"cell {cell + 1} (`{culprit.get('first_line')}`) stopped the grading "
-                     f"({what}); it was skipped and the notebook graded again without it")
-        result = None
-    if result is None or result.get("status") not in ("graded", "invalid"):
-        manifest = json.loads((AUTOGRADER / sub.exercise / "manifest.json").read_text())
-        result = dict(result or {}, exercise=sub.exercise, status="failed", questions={
-            q: {"score": 0.0, "possible": p, "cases": [],
-                "error": "the tests of this question could not run"}
-            for q, p in manifest["questions"].items()})
-        result["score"], result["possible"] = 0.0, float(manifest["total"])
-    result["notes"] = sub.notes + notes + result.get("notes", [])
-    result["attempts"] = len(log_parts)
-    result["seconds"] = round(time.monotonic() - started, 1)
-    raw_dir.mkdir(parents=True, exist_ok=True)
-    (raw_dir / f"{stem}.log").write_text("\n".join(log_parts))
-    (raw_dir / f"{stem}.json").write_text(json.dumps(result, indent=1))
-    return result
-
-
-def fingerprint(path: Path) -> tuple[str, int, int]:
-    stat = path.stat()
-    return hashlib.sha256(path.read_bytes()).hexdigest(), stat.st_mtime_ns, stat.st_size
+def snapshot(subs: list[Submission], exercises: list[str], where: Path) -> Path:
+    """Copy the submissions and the exercises' tests into a private read-only folder."""
+    where.mkdir(mode=0o700)
+    (where / "submissions").mkdir()
+    for number, sub in enumerate(subs):
+        sub.copy = where / "submissions" / f"{number:05d}.ipynb"
+        shutil.copyfile(sub.path, sub.copy)
+    for exercise in exercises:
+        target = where / "autograder" / exercise
+        (target / "tests").mkdir(parents=True)
+        shutil.copyfile(AUTOGRADER / exercise / "manifest.json", target / "manifest.json")
+        for test in (AUTOGRADER / exercise / "tests").glob("q*.py"):
+            shutil.copyfile(test, target / "tests" / test.name)
+        handed_out = EXERCISES / exercise / f"{exercise}.ipynb"
+        if handed_out.exists():
+            shutil.copyfile(handed_out, target / "distributed.ipynb")
+    read_only(where)
+    return where
 
 
 def fmt(x: float) -> str:
     return f"{x:g}"
+
+
+def write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def all_notes(sub: Submission) -> list[tuple[str, str]]:
+    notes = list(sub.notes)
+    for note in (sub.result or {}).get("notes", []):
+        notes.append((note["kind"], note["text"]))
+    return notes
 
 
 def write_feedback(student: str, subs: list[Submission], exercises: dict, path: Path,
@@ -216,7 +187,7 @@ def write_feedback(student: str, subs: list[Submission], exercises: dict, path: 
     lines = [f"# Feedback for {student}", ""]
     for sub in sorted(subs, key=lambda s: s.exercise or ""):
         if sub.exercise is None:
-            lines += ["## Not graded", "", *[f"- {n}" for n in sub.notes], ""]
+            lines += ["## Not graded", "", *[f"- {n}" for _, n in sub.notes], ""]
             continue
         res, manifest = sub.result, exercises[sub.exercise]
         lines += [f"## {manifest['title']}: {fmt(res['score'])} / {fmt(res['possible'])} points",
@@ -225,8 +196,9 @@ def write_feedback(student: str, subs: list[Submission], exercises: dict, path: 
         for q, info in res["questions"].items():
             lines.append(f"| {q} | {fmt(info['score'])} / {fmt(info['possible'])} |")
         lines.append("")
-        if res["notes"]:
-            lines += ["### Notes", "", *[f"- {n}" for n in res["notes"]], ""]
+        notes = all_notes(sub)
+        if notes:
+            lines += ["### Notes", "", *[f"- {text}" for _, text in notes], ""]
         for q, info in res["questions"].items():
             lines += [f"### {q}: {fmt(info['score'])} / {fmt(info['possible'])}", ""]
             if info.get("error"):
@@ -239,13 +211,69 @@ def write_feedback(student: str, subs: list[Submission], exercises: dict, path: 
                 else:
                     public += 1
                     label = f"public test {public}"
-                status = "passed" if case["passed"] else "failed"
-                lines.append(f"- {label}: {status}")
+                lines.append(f"- {label}: {'passed' if case['passed'] else 'failed'}")
                 if not case["passed"] and not (case["hidden"] and hide_hidden):
-                    message = case["message"].replace("❌ Test case failed\n", "")
+                    message = case["message"][:4000]
                     lines += ["", "  ```", *[f"  {m}" for m in message.splitlines()], "  ```", ""]
             lines.append("")
     path.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
+
+
+class Report:
+    """grades.csv, notes.csv and the feedback files, rewritten as results come in."""
+
+    def __init__(self, out: Path, subs: list[Submission], exercises: dict, hide_hidden: bool):
+        self.out, self.subs, self.exercises, self.hide_hidden = out, subs, exercises, hide_hidden
+        self.graded = sorted({s.exercise for s in subs if s.exercise})
+        self.columns = [f"{short_name(e)}.{q}" for e in self.graded
+                        for q in exercises[e]["questions"]]
+        self.lock = threading.Lock()
+        (out / "feedback").mkdir(parents=True, exist_ok=True)
+
+    def done(self, sub: Submission) -> bool:
+        return sub.exercise is None or sub.result is not None
+
+    def update(self, student: str | None = None) -> None:
+        with self.lock:
+            students = sorted({s.student for s in self.subs})
+            rows, note_rows = [], []
+            for name in students:
+                mine = [s for s in self.subs if s.student == name]
+                if not all(self.done(s) for s in mine):
+                    continue
+                row = {c: "" for c in self.columns}
+                total, notes = 0.0, {k: [] for k in NOTE_KINDS}
+                for e in self.graded:
+                    sub = next((s for s in mine if s.exercise == e), None)
+                    if sub is None:
+                        notes["other"].append(f"{short_name(e)}: not submitted")
+                        continue
+                    for q, info in sub.result["questions"].items():
+                        row[f"{short_name(e)}.{q}"] = fmt(info["score"])
+                    total += sub.result["score"]
+                for sub in mine:
+                    prefix = f"{short_name(sub.exercise)}: " if sub.exercise and \
+                        len(self.graded) > 1 else ""
+                    for kind, text in all_notes(sub):
+                        notes[kind if kind in notes else "other"].append(prefix + text)
+                        note_rows.append([name, sub.exercise or "", kind, text])
+                possible = sum(self.exercises[e]["total"] for e in self.graded)
+                rows.append([name, *row.values(), fmt(total), fmt(possible),
+                             *["\n".join(notes[k]) for k in NOTE_KINDS]])
+                if student is None or student == name:
+                    write_feedback(name, mine, self.exercises,
+                                   self.out / "feedback" / f"{name}.md", self.hide_hidden)
+            self._csv("grades.csv", ["student", *self.columns, "total", "possible", *NOTE_KINDS],
+                      rows)
+            self._csv("notes.csv", ["student", "exercise", "kind", "note"], note_rows)
+
+    def _csv(self, name: str, header: list[str], rows: list[list[str]]) -> None:
+        tmp = self.out / (name + ".tmp")
+        with open(tmp, "w", newline="", encoding="utf-8") as f:
+            writer = csv.writer(f)
+            writer.writerow(header)
+            writer.writerows(rows)
+        os.replace(tmp, self.out / name)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -256,72 +284,145 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--exercise", help="grade every notebook as this exercise")
     parser.add_argument("--jobs", type=int, default=2, help="submissions graded in parallel")
     parser.add_argument("--timeout", type=float, default=600,
-                        help="seconds per submission, all attempts included (default 600)")
-    parser.add_argument("--cell-timeout", type=int, default=60,
+                        help="seconds per submission, everything included (default 600)")
+    parser.add_argument("--cell-timeout", type=float, default=60,
                         help="seconds per notebook cell before it is interrupted (default 60)")
     parser.add_argument("--check-time-limit", type=float, default=20,
                         help="seconds per call of the student's code inside a test (default 20)")
+    parser.add_argument("--memory-limit", type=int, default=4096,
+                        help="MB of address space per sandboxed process (default 4096)")
     parser.add_argument("--hide-hidden", action="store_true",
                         help="feedback says whether hidden tests passed, not their messages")
+    parser.add_argument("--fresh", action="store_true",
+                        help="grade everything again (ignore results stored in --out/raw)")
     args = parser.parse_args(argv)
 
+    from grading.sandbox import Limits, bwrap_available
+
+    if not bwrap_available():
+        parser.error("bubblewrap (bwrap) and setpriv are needed to sandbox the notebooks: "
+                     "`make grading-deps` (apt-get install bubblewrap)")
     exercises = known_exercises()
     if args.exercise and args.exercise not in exercises:
         parser.error(f"unknown exercise {args.exercise!r}; known: {', '.join(exercises)}")
     if not args.submissions.is_dir():
         parser.error(f"{args.submissions} is not a folder")
-    subs = discover(args.submissions.resolve(), args.exercise, exercises)
-    before = {s.path: fingerprint(s.path) for s in subs}
-
+    folder = args.submissions.resolve()
+    out = args.out.resolve()
+    if out == folder or folder in out.parents:
+        parser.error("--out must not be inside the submissions folder")
+    subs = discover(folder, args.exercise, exercises)
     todo = [s for s in subs if s.exercise is not None]
-    print(f"Grading {len(todo)} notebooks of {len({s.student for s in subs})} students "
-          f"with {args.jobs} jobs...", flush=True)
-    raw_dir = args.out / "raw"
+    fingerprints = {s.path: hashlib.sha256(s.path.read_bytes()).hexdigest() for s in todo}
 
-    def work(sub: Submission) -> None:
-        sub.result = run_worker(sub, args, raw_dir)
-        r = sub.result
-        print(f"  {sub.student} / {sub.exercise}: {fmt(r['score'])} / {fmt(r['possible'])} "
-              f"({r['seconds']:g} s){' - ' + r['notes'][0] if r['notes'] else ''}", flush=True)
+    # Everything the grading reads is copied before the first notebook runs.
+    os.environ["MHA_CHECK_TIME_LIMIT"] = str(args.check_time_limit)
+    import torch
 
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        list(pool.map(work, todo))
+    import mha.course.checks  # noqa: F401  (the check helpers, loaded before any notebook runs)
 
-    changed = [str(p) for p, fp in before.items() if fingerprint(p) != fp]
-    if changed:  # cannot happen: workers read a copy. Say so loudly if it ever does.
-        print(f"ERROR: submissions changed during grading: {changed}", file=sys.stderr)
+    torch.set_num_threads(1)  # the jobs are threads; the tests' tensors are tiny
+    from grading.worker import Exercise, grade_notebook
 
-    graded_exercises = sorted({s.exercise for s in todo})
-    columns = [f"{short_name(e)}.{q}" for e in graded_exercises for q in exercises[e]["questions"]]
-    students = sorted({s.student for s in subs})
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "feedback").mkdir(exist_ok=True)
-    with open(args.out / "grades.csv", "w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow(["student", *columns, "total", "possible", "notes"])
-        for student in students:
-            mine = [s for s in subs if s.student == student]
-            row = {c: "" for c in columns}
-            total, notes = 0.0, []
-            for e in graded_exercises:
-                sub = next((s for s in mine if s.exercise == e), None)
-                if sub is None:
-                    notes.append(f"{short_name(e)}: not submitted")
-                    continue
-                for q, info in sub.result["questions"].items():
-                    row[f"{short_name(e)}.{q}"] = fmt(info["score"])
-                total += sub.result["score"]
-                notes += [f"{short_name(e)}: {n}" for n in sub.result["notes"]]
-            for s in mine:
-                if s.exercise is None:
-                    notes += s.notes
-            possible = sum(exercises[e]["total"] for e in graded_exercises)
-            writer.writerow([student, *row.values(), fmt(total), fmt(possible), "; ".join(notes)])
-            write_feedback(student, mine, exercises, args.out / "feedback" / f"{student}.md",
-                           args.hide_hidden)
-    print(f"Wrote {args.out / 'grades.csv'} and {len(students)} feedback files in "
-          f"{args.out / 'feedback'}")
-    return 1 if changed else 0
+    tmp = Path(tempfile.mkdtemp(prefix="mha-grading-"))
+
+    def remove_snapshot() -> None:
+        for p in tmp.rglob("*"):
+            p.chmod(0o700)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    def stop(signum, frame):  # SIGTERM: the stored results stay; a re-run resumes from them
+        remove_snapshot()
+        os._exit(128 + signum)  # the sandboxes die with us (--die-with-parent)
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        shot = snapshot(todo, sorted({s.exercise for s in todo}), tmp / "snapshot")
+        loaded = {e: Exercise.load(shot / "autograder" / e, shot / "autograder" / e /
+                                   "distributed.ipynb") for e in {s.exercise for s in todo}}
+        keys = {e: ex.key() for e, ex in loaded.items()}
+        limits = Limits(cell=args.cell_timeout, setup=max(180.0, args.cell_timeout),
+                        call=args.check_time_limit, memory=args.memory_limit * 2**20,
+                        cpu=int(args.timeout) + 60)
+        raw_dir = out / "raw"
+        raw_dir.mkdir(parents=True, exist_ok=True)
+        report = Report(out, subs, exercises, args.hide_hidden)
+        setting = json.dumps([args.timeout, args.cell_timeout, args.check_time_limit,
+                              args.memory_limit])
+
+        resumed = 0
+        for sub in todo:
+            stored = raw_dir / f"{sub.student}__{sub.exercise}.json"
+            if args.fresh or not stored.exists():
+                continue
+            try:
+                old = json.loads(stored.read_text())
+            except ValueError:
+                continue
+            if old.get("sha256") == fingerprints[sub.path] and old.get("key") == \
+                    keys[sub.exercise] and old.get("setting") == setting:
+                sub.result, resumed = old, resumed + 1
+        pending = [s for s in todo if s.result is None]
+        print(f"Grading {len(pending)} notebooks of {len({s.student for s in subs})} students "
+              f"with {args.jobs} jobs" + (f" ({resumed} graded before, reused)" if resumed
+                                          else "") + "...", flush=True)
+        report.update()
+
+        def work(sub: Submission) -> None:
+            raw = sub.copy.read_bytes()
+            try:
+                result = grade_notebook(raw, loaded[sub.exercise], limits, args.timeout)
+            except Exception as exc:  # a bug of the grader: say so, keep going
+                result = {"exercise": sub.exercise, "status": "grader error", "score": 0.0,
+                          "sha256": hashlib.sha256(raw).hexdigest(), "seconds": 0,
+                          "possible": float(exercises[sub.exercise]["total"]),
+                          "questions": {q: {"score": 0.0, "possible": float(p), "cases": [],
+                                            "error": "the grader failed"} for q, p in
+                                        exercises[sub.exercise]["questions"].items()},
+                          "notes": [{"kind": "other", "text": f"the grader failed: "
+                                     f"{type(exc).__name__}: {exc}"[:300]}]}
+            result.update(key=keys[sub.exercise], setting=setting, student=sub.student,
+                          submission=str(sub.path))
+            write_atomic(raw_dir / f"{sub.student}__{sub.exercise}.json",
+                         json.dumps(result, indent=1))
+            sub.result = result
+            report.update(sub.student)
+            first = next(iter(result["notes"]), None)
+            print(f"  {sub.student} / {sub.exercise}: {fmt(result['score'])} / "
+                  f"{fmt(result['possible'])} ({result['seconds']:g} s)"
+                  + (f" - {first['text'][:100]}" if first else ""), flush=True)
+
+        started = time.monotonic()
+        pool = ThreadPoolExecutor(max_workers=max(1, args.jobs))
+        try:
+            for future in [pool.submit(work, s) for s in pending]:
+                future.result()
+        except BaseException:  # Ctrl-C: stop now; the stored results let a re-run resume
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
+        seconds = time.monotonic() - started
+    finally:
+        remove_snapshot()
+
+    for sub in todo:  # the originals were never read again; say if one changed meanwhile
+        try:
+            changed = hashlib.sha256(sub.path.read_bytes()).hexdigest() != fingerprints[sub.path]
+        except OSError:
+            changed = True
+        if changed:
+            sub.notes.append(("other", "the submitted file changed while grading ran; the copy "
+                                       "taken before grading started was graded"))
+    report.update()
+    if pending:
+        cpu = [sum(s.result.get("cpu_seconds", {}).values()) for s in pending]
+        print(f"Graded {len(pending)} notebooks in {seconds:.0f} s "
+              f"({seconds / len(pending):.1f} s per notebook with {args.jobs} jobs; CPU per "
+              f"notebook {sum(cpu) / len(cpu):.1f} s: sandbox + this process's tests; load "
+              f"average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+    print(f"Wrote {out / 'grades.csv'}, {out / 'notes.csv'} and the feedback in "
+          f"{out / 'feedback'}")
+    return 0
 
 
 if __name__ == "__main__":

@@ -1,48 +1,100 @@
-"""Grade ONE submitted notebook with otter-grader; run by ``grading.grade`` in a subprocess.
+"""Grade one submitted notebook: its code runs in a sandbox, its tests run here.
 
-    python -m grading.worker --exercise EXERCISE --submission NB --result OUT.json
-        [--progress PROGRESS.json] [--cell-timeout 60] [--check-time-limit 20]
-        [--deadline 600] [--skip-cell N ...] [--executed EXECUTED.ipynb]
+    python -m grading.worker --exercise EXERCISE --submission NB [--result OUT.json]
+        [--cell-timeout 60] [--check-time-limit 20] [--timeout 600]
 
-The submission is copied to a temporary directory (the original is only read) and graded by
-``otter run``'s engine (``otter.run.main``: a fresh Jupyter kernel executes the notebook, then
-every question's public and hidden tests run against it). Around otter, this worker adds what
-grading untrusted notebooks needs:
+(the command line grades one notebook against the live ``grading/autograder`` files, to try
+things out; ``grading.grade`` grades a class from a snapshot, with the same ``grade_notebook``).
 
-* a per-cell time limit; a cell that exceeds it is interrupted (KeyboardInterrupt) and the
-  notebook goes on with the next cell. The final cell, where otter runs the tests of every
-  question, gets the rest of the ``--deadline`` instead. Inside the tests every call of the
-  student's code has its own limit (``--check-time-limit``, see ``exercise_checks.call``);
-* an output budget: a cell that prints megabytes keeps only its first ``OUTPUT_BUDGET`` bytes;
-* a progress file naming the cell being executed, so that ``grading.grade`` can tell which
-  cell killed the kernel (``os._exit``, a crash) or could not be interrupted (it ignored
-  three interrupts, or the worker had to be killed), skip it (``--skip-cell``) and grade again;
-* a JSON result: points per question, every test's message, and notes for the instructor
-  (cells that failed, timed out or printed too much; check cells deleted; locked cells edited).
+``grade_notebook``:
+
+1. reads the notebook here (JSON only) and notes what the instructor should know (check
+   cells deleted, locked cells edited, references to the grader's internals);
+2. starts a sandbox (``grading.sandbox``: bubblewrap) and runs the notebook's code cells in it,
+   one request per cell, each with a time limit: past it the cell is interrupted, and if it
+   ignores the interrupt the sandbox is killed, started again, and the notebook re-run without
+   that cell; a cell that ends the process (``os._exit``, a crash, the memory limit) is skipped
+   the same way. A sandbox that fails to start is started again (3 attempts);
+3. runs every question's otter test file (public and hidden) HERE, with
+   ``mha.course.checks.run_test_file``, against the notebook's namespace as seen through the
+   sandbox (``grading.sandbox.Namespace``): each call of the student's code is a request with
+   its own time limit, and the comparisons, the messages and the points are computed here.
+   A question's result is kept as soon as its tests ran; a later failure never takes it back.
+
+Notes have a kind (``tampering``, ``sandbox``, ``limits``, ``errors``, ``other``), one column each
+in grades.csv.
 """
 from __future__ import annotations
 
 import argparse
-import contextlib
 import hashlib
-import io
 import json
-import os
+import re
 import sys
-import tempfile
 import time
-import traceback
-import zipfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 
+from grading.sandbox import (LOG_BYTES, Limits, Namespace, Sandbox, SandboxError,
+                             SubmissionTimeout)
+
 ROOT = Path(__file__).resolve().parent.parent
 AUTOGRADER = ROOT / "grading" / "autograder"
 EXERCISES = ROOT / "exercises"
-OUTPUT_BUDGET = 1_000_000  # bytes of output kept per cell
-SETUP_TIMEOUT = 180  # seconds for the cells above the first question (imports on a busy machine)
-CELL_KEY = "mha_grader_cell"  # metadata: index of the cell in the submitted notebook
+OUTPUT_BUDGET = 1_000_000  # bytes of output per cell before a note says it printed too much
+START_ATTEMPTS = 3
+NOTE_KINDS = ("duplicate", "tampering", "sandbox", "limits", "errors", "other")
+# Names in a notebook that only make sense as an attempt on the grader (they cannot work now).
+TAMPER_MARKERS = {
+    "exercise_checks": "the check helpers",
+    "mha.course.checks": "the check helpers",
+    "TestCaseResult": "otter's test results",
+    "otter.test_files": "otter's test runner",
+    "otter.run": "otter's grader",
+    "grading/": "the grader's files",
+    "autograder": "the grader's files",
+    "/proc/": "other processes",
+    "os.kill": "other processes",
+    "killpg": "other processes",
+    "os.fork": "other processes",
+    "gc.get_objects": "the interpreter's objects",
+}
+
+
+@dataclass
+class Exercise:
+    """What grading one exercise needs, read once (from the snapshot)."""
+    name: str
+    manifest: dict
+    tests: dict[str, Path]  # question -> otter test file
+    distributed: object | None  # the student notebook as handed out (for locked cells)
+
+    @classmethod
+    def load(cls, folder: Path, distributed: Path | None) -> "Exercise":
+        manifest = json.loads((folder / "manifest.json").read_text())
+        tests = {q: folder / "tests" / f"{q}.py" for q in manifest["questions"]}
+        nb = nbformat.read(distributed, as_version=4) if distributed and distributed.exists() \
+            else None
+        return cls(folder.name, manifest, tests, nb)
+
+    def key(self) -> str:
+        """Changes when the tests change (a stored result is then stale)."""
+        digest = hashlib.sha256(json.dumps(self.manifest["questions"]).encode())
+        for path in self.tests.values():
+            digest.update(path.read_bytes())
+        return digest.hexdigest()[:16]
+
+
+@dataclass
+class Notes:
+    items: list[tuple[str, str]] = field(default_factory=list)
+
+    def add(self, kind: str, text: str) -> None:
+        text = " ".join(str(text).split())[:400]  # one line: notes are joined by newlines
+        if (kind, text) not in self.items:
+            self.items.append((kind, text))
 
 
 def first_line(source: str, width: int = 60) -> str:
@@ -53,58 +105,174 @@ def first_line(source: str, width: int = 60) -> str:
     return "(empty)"
 
 
-def build_autograder_zip(exercise: str, dest: Path) -> Path:
-    """The otter autograder zip of one exercise: otter_config.json, tests/ and files/."""
-    source = AUTOGRADER / exercise
-    path = dest / f"{exercise}-autograder.zip"
-    with zipfile.ZipFile(path, "w") as zf:
-        zf.write(source / "otter_config.json", "otter_config.json")
-        for sub in ("tests", "files"):
-            for file in sorted((source / sub).iterdir()):
-                if file.is_file():
-                    zf.write(file, f"{sub}/{file.name}")
-    return path
+def is_check_cell(source: str) -> bool:
+    """A cell that only calls ``grader.check(...)`` (or export): the tests run here instead."""
+    lines = [ln.strip() for ln in source.splitlines() if ln.strip() and not ln.strip().startswith("#")]
+    return bool(lines) and all(re.fullmatch(r"grader\.(check|check_all|export)\(.*\)", ln)
+                               for ln in lines)
 
 
-def inspect_submission(nb, exercise: str, manifest: dict) -> list[str]:
-    """Differences from the distributed notebook that the instructor should know about."""
-    notes = []
+def inspect_submission(nb, exercise: Exercise, notes: Notes) -> None:
+    """Differences from the distributed notebook, and references to the grader's internals."""
     declared = nb.metadata.get("mha_course", {}).get("exercise")
-    if declared and declared != exercise:
-        notes.append(f"the notebook says it is {declared}, but it was graded as {exercise}")
+    if declared and declared != exercise.name:
+        notes.add("other", f"the notebook says it is {declared}, but it was graded as "
+                           f"{exercise.name}")
     code = [c.source for c in nb.cells if c.cell_type == "code"]
-    for question in manifest["questions"]:
+    for question in exercise.manifest["questions"]:
         if not any(f'grader.check("{question}")' in s or f"grader.check('{question}')" in s
                    for s in code):
-            notes.append(f"the check cell of {question} was deleted or edited "
-                         f"(its tests ran anyway, at the end)")
-    reference = EXERCISES / exercise / f"{exercise}.ipynb"
-    if reference.exists():
-        original = nbformat.read(reference, as_version=4)
+            notes.add("tampering", f"the check cell of {question} was deleted or edited (its "
+                                   f"tests ran anyway)")
+    if exercise.distributed is not None:
         sources = {c.source.strip() for c in nb.cells}
-        for cell in original.cells:
+        for cell in exercise.distributed.cells:
             if cell.metadata.get("editable", True) or cell.cell_type != "code":
                 continue
             if "grader.check(" in cell.source:
                 continue  # reported above
             if cell.source.strip() not in sources:
-                notes.append(f"a locked cell was edited or deleted: `{first_line(cell.source)}`")
-    return notes
+                notes.add("tampering", f"a locked cell was edited or deleted: "
+                                       f"`{first_line(cell.source)}`")
+    handed_out = {c.source.strip() for c in exercise.distributed.cells} \
+        if exercise.distributed is not None else set()
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code" or cell.source.strip() in handed_out:
+            continue
+        for marker, what in TAMPER_MARKERS.items():
+            if marker in cell.source:
+                notes.add("tampering", f"cell {index + 1} refers to `{marker}` ({what}): it ran "
+                                       f"in the sandbox, where it cannot reach the grader")
 
 
-class Progress:
-    """Writes which cell is running to a JSON file (read by grading.grade if we die)."""
+class _Restart(Exception):
+    """The sandbox was killed while running a cell: start again without that cell."""
 
-    def __init__(self, path: Path | None):
-        self.path = path
-        self.current = None
 
-    def write(self, **data) -> None:
-        self.current = data
-        if self.path:
-            tmp = self.path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(data))
-            os.replace(tmp, self.path)
+class NotebookRun:
+    """The notebook in a sandbox, kept alive (restarted and re-run when needed) for the tests."""
+
+    def __init__(self, cells: list[tuple[int, str]], setup_cells: int, limits: Limits,
+                 deadline: float, notes: Notes):
+        self.cells, self.setup_cells = cells, setup_cells
+        self.limits, self.deadline, self.notes = limits, deadline, notes
+        self.sandbox: Sandbox | None = None
+        self.generation = 0
+        self.skipped: dict[int, str] = {}
+        self.seen: set[int] = set()  # cells whose outcome is already noted
+        self.starts = 0
+        self.broken: str | None = None
+        self.cpu_seconds = 0.0  # of every sandbox this run started
+        self.output_log = ""
+
+    def connect(self) -> Sandbox:
+        """A live sandbox that has run the notebook (restarting it if it was stopped)."""
+        if self.sandbox is not None and self.sandbox.alive:
+            return self.sandbox
+        if self.broken:  # it could not start: don't try again for every test
+            raise SandboxError(self.broken)
+        if self.sandbox is not None:
+            self._keep_log()
+            if time.monotonic() >= self.deadline:
+                raise SubmissionTimeout("the time limit of the whole submission was reached")
+        while True:
+            self.sandbox = self._start()
+            try:
+                self._run_cells(self.sandbox)
+                return self.sandbox
+            except _Restart:
+                self._keep_log()
+                continue
+
+    def _start(self) -> Sandbox:
+        failures = []
+        for attempt in range(START_ATTEMPTS):
+            self.generation += 1
+            sandbox = Sandbox(self.limits, self.deadline, self.generation)
+            try:
+                sandbox.start()
+                self.starts += 1
+                if failures:
+                    self.notes.add("sandbox", f"the sandbox failed to start {len(failures)} "
+                                              f"time(s) ({failures[-1]}); started again")
+                return sandbox
+            except SandboxError as exc:
+                failures.append(str(exc)[:200])
+                if time.monotonic() >= self.deadline:
+                    break
+        self.broken = f"the sandbox could not start ({'; '.join(failures)[:300]})"
+        raise SandboxError(self.broken)
+
+    def _run_cells(self, sandbox: Sandbox) -> None:
+        for index, source in self.cells:
+            if index in self.skipped:
+                continue
+            where = f"cell {index + 1} (`{first_line(source)}`)"
+            limit = self.limits.setup if index < self.setup_cells else self.limits.cell
+            before = sandbox.output_bytes
+            try:
+                reply = sandbox.request({"op": "run", "source": source}, limit)
+            except SubmissionTimeout:
+                raise
+            except TimeoutError:
+                self._note_output(where, sandbox.output_bytes - before)
+                self.skipped[index] = "timeout"
+                self.notes.add("limits", f"{where} ran for more than {limit:g} s and ignored the "
+                                         f"interrupt: the sandbox was stopped and the notebook "
+                                         f"run again without this cell")
+                raise _Restart() from None
+            except SandboxError as exc:
+                self._note_output(where, sandbox.output_bytes - before)
+                self.skipped[index] = "died"
+                self.notes.add("sandbox", f"{where} ended the notebook's process "
+                                          f"({sandbox.death}): the notebook was run again "
+                                          f"without this cell")
+                raise _Restart() from exc
+            if index in self.seen:
+                continue
+            self.seen.add(index)
+            time.sleep(0.01)  # let the output reader catch up before counting
+            self._note_output(where, sandbox.output_bytes - before)
+            if reply.get("timed_out"):
+                self.skipped[index] = "interrupted"  # a re-run skips it rather than wait again
+                self.notes.add("limits", f"{where} ran for more than {limit:g} s and was "
+                                         f"interrupted; grading went on with the next cell")
+                continue
+            error = reply.get("error")
+            if isinstance(error, dict):
+                self._note_error(where, error)
+
+    def _note_output(self, where: str, printed: int) -> None:
+        if printed > OUTPUT_BUDGET:
+            self.notes.add("limits", f"{where} printed {printed / 1e6:.1f} MB of output (only "
+                                     f"the first {LOG_BYTES / 1e3:g} kB of the notebook's output "
+                                     f"are kept, in the raw log)")
+
+    def _note_error(self, where: str, error: dict) -> None:
+        name = error.get("type") if isinstance(error.get("type"), str) else "Error"
+        value = error.get("message") if isinstance(error.get("message"), str) else ""
+        if name == "SystemExit":
+            self.notes.add("errors", f"{where} called sys.exit(); grading went on with the "
+                                     f"next cell")
+        elif name in ("PermissionError", "OSError") and ("Read-only" in value
+                                                         or "ermission" in value):
+            self.notes.add("sandbox", f"{where} tried to write outside its scratch folder: "
+                                      f"{name}: {value}"[:300])
+        elif name == "MemoryError" or "can't allocate memory" in value:
+            self.notes.add("limits", f"{where} hit the memory limit ({name})")
+        else:
+            self.notes.add("errors", f"{where} raised {name}: {value}"[:300])
+
+    def _keep_log(self) -> None:
+        if self.sandbox is not None:
+            self.output_log += self.sandbox.log_tail()[-5000:]
+            self.cpu_seconds += self.sandbox.cpu_seconds
+
+    def close(self) -> None:
+        if self.sandbox is not None:
+            self.sandbox.kill("grading finished")
+            self._keep_log()
+            self.sandbox = None
 
 
 def first_question_cell(nb) -> int:
@@ -117,207 +285,97 @@ def first_question_cell(nb) -> int:
     return 0
 
 
-def configure_otter(cell_timeout: int, deadline: float, progress: Progress, oversized: dict,
-                    timed_out: set, setup_cells: int):
-    """Make otter's notebook execution interrupt slow cells, report progress and cap output."""
-    import nbclient.client
-    import otter.execute
-    from traitlets.config import Config
-
-    def timeout_func(cell):
-        index = cell.metadata.get(CELL_KEY)
-        if index is None and "GradingResults" in cell.source and "Checker" in cell.source:
-            # otter's final cell runs the tests of every question: give it the time left
-            return max(cell_timeout, int(deadline - time.monotonic()))
-        if index is None or index < setup_cells:
-            # otter's set-up cells and the notebook's own (imports): slow on a busy machine
-            return max(cell_timeout, SETUP_TIMEOUT)
-        return cell_timeout
-
-    def on_cell_start(cell, cell_index):
-        progress.write(cell=cell.metadata.get(CELL_KEY), first_line=first_line(cell.source),
-                       started=time.time())
-
-    def make_config():
-        c = Config()
-        c.ExecutePreprocessor.timeout_func = timeout_func
-        c.ExecutePreprocessor.interrupt_on_timeout = True
-        c.ExecutePreprocessor.on_cell_start = on_cell_start
-        c.ExecutePreprocessor.iopub_timeout = 10
-        return c
-
-    otter.execute.Config = make_config
-
-    original_output = nbclient.client.NotebookClient.output
-    sizes: dict[int, int] = {}
-
-    def capped_output(self, outs, msg, display_id, cell_index):
-        content = msg.get("content", {})
-        size = len(content.get("text", "")) + sum(len(str(v)) for v in content.get("data", {}).values())
-        sizes[cell_index] = sizes.get(cell_index, 0) + size
-        if sizes[cell_index] > OUTPUT_BUDGET:
-            cell = self.nb.cells[cell_index]
-            key = cell.metadata.get(CELL_KEY, f"otter-{cell_index}")
-            oversized[key] = sizes[cell_index]
-            return None
-        return original_output(self, outs, msg, display_id, cell_index)
-
-    nbclient.client.NotebookClient.output = capped_output
-
-    original_handle_timeout = nbclient.client.NotebookClient._async_handle_timeout
-    interrupts: dict = {}
-
-    async def handle_timeout(self, timeout, cell=None):
-        if cell is not None:
-            key = cell.metadata.get(CELL_KEY, f"otter:{first_line(cell.source)}")
-            timed_out.add(key)
-            interrupts[key] = interrupts.get(key, 0) + 1
-            if interrupts[key] > 2:
-                # The cell ignores KeyboardInterrupt: stop here (nbclient then kills the
-                # kernel); grading.grade skips this cell and grades the notebook again.
-                raise RuntimeError(f"cell `{first_line(cell.source)}` ignored 3 interrupts")
-        return await original_handle_timeout(self, timeout, cell)
-
-    nbclient.client.NotebookClient._async_handle_timeout = handle_timeout
+def empty_questions(exercise: Exercise, why: str) -> dict:
+    return {q: {"score": 0.0, "possible": float(p), "cases": [], "error": why}
+            for q, p in exercise.manifest["questions"].items()}
 
 
-def collect(results, manifest: dict) -> dict:
-    questions = {}
-    for name, possible in manifest["questions"].items():
-        test = results.results.get(name) if results is not None else None
-        if test is None:
-            questions[name] = {"score": 0.0, "possible": possible, "cases": [],
-                               "error": "the tests of this question did not run"}
-            continue
-        cases = [{"hidden": r.test_case.hidden, "passed": r.passed,
-                  "message": (r.message or "").strip()} for r in test.test_case_results]
-        questions[name] = {"score": float(test.score), "possible": float(test.possible),
-                           "cases": cases}
-    return questions
+def grade_notebook(raw: bytes, exercise: Exercise, limits: Limits, timeout: float) -> dict:
+    """Grade one notebook (its bytes). Never raises for anything the notebook does."""
+    from mha.course.checks import run_test_file
 
-
-def cell_notes(executed, cell_timeout: int, oversized: dict, timed_out: set,
-               submitted) -> list[str]:
-    notes = [f"the grader's cell `{key[6:]}` ran out of time" for key in timed_out
-             if isinstance(key, str)]
-    for cell in executed.cells:
-        index = cell.metadata.get(CELL_KEY)
-        if index is None or cell.cell_type != "code":
-            continue
-        where = f"cell {index + 1} (`{first_line(submitted.cells[index].source)}`)"
-        if index in timed_out:
-            notes.append(f"{where} ran for more than {cell_timeout} s and was interrupted; "
-                         f"grading went on with the next cell")
-        for out in cell.get("outputs", []):
-            if out.get("output_type") != "error":
-                continue
-            name, value = out.get("ename", "Error"), str(out.get("evalue", "")).strip()
-            value = value.splitlines()[0] if value else ""
-            if name == "KeyboardInterrupt":
-                if index not in timed_out:
-                    notes.append(f"{where} raised KeyboardInterrupt")
-            elif name == "SystemExit":
-                notes.append(f"{where} called sys.exit(); grading went on with the next cell")
-            else:
-                notes.append(f"{where} raised {name}: {value}"[:300])
-        if index in oversized:
-            notes.append(f"{where} printed {oversized[index] / 1e6:.1f} MB of output; only the "
-                         f"first {OUTPUT_BUDGET / 1e6:g} MB was kept")
-    return notes
-
-
-def grade(args) -> dict:
-    exercise = args.exercise
-    manifest = json.loads((AUTOGRADER / exercise / "manifest.json").read_text())
-    raw = Path(args.submission).read_bytes()
-    result = {
-        "exercise": exercise, "submission": str(args.submission),
-        "sha256": hashlib.sha256(raw).hexdigest(), "status": "graded",
-        "questions": {}, "notes": [], "skipped_cells": list(args.skip_cell),
-    }
+    started, cpu_started = time.monotonic(), time.thread_time()
+    deadline = started + timeout
+    notes = Notes()
+    result = {"exercise": exercise.name, "sha256": hashlib.sha256(raw).hexdigest(),
+              "status": "graded", "questions": {}}
     try:
-        submitted = nbformat.reads(raw.decode("utf-8"), as_version=4)
-    except Exception as exc:  # not JSON, not a notebook, ...
-        result.update(status="invalid", questions=collect(None, manifest))
-        result["notes"].append(f"not a readable notebook: {type(exc).__name__}: {exc}"[:300])
-        return result
-    result["notes"] += inspect_submission(submitted, exercise, manifest)
+        nb = nbformat.reads(raw.decode("utf-8"), as_version=4)
+        cells = [(i, c.source) for i, c in enumerate(nb.cells)
+                 if c.cell_type == "code" and not is_check_cell(c.source)]
+    except Exception as exc:  # not UTF-8, not JSON, not a notebook
+        notes.add("other", f"not a readable notebook: {type(exc).__name__}: {exc}")
+        result.update(status="invalid", questions=empty_questions(exercise, "not a notebook"))
+        return finish(result, notes, started)
+    inspect_submission(nb, exercise, notes)
 
-    graded = nbformat.from_dict(json.loads(json.dumps(submitted)))
-    for index, cell in enumerate(graded.cells):
-        cell.metadata[CELL_KEY] = index
-        if index in args.skip_cell:
-            cell.cell_type, cell.source = "code", "# [grader] this cell was skipped"
-            cell.outputs, cell.execution_count = [], None
-            cell.pop("attachments", None)
-    for cell in graded.cells:  # stored outputs play no part in grading
-        if cell.cell_type == "code":
-            cell.outputs, cell.execution_count = [], None
-
-    progress = Progress(Path(args.progress) if args.progress else None)
-    deadline = time.monotonic() + args.deadline
-    oversized: dict = {}
-    timed_out: set = set()
-    configure_otter(args.cell_timeout, deadline, progress, oversized, timed_out,
-                    first_question_cell(submitted))
-    os.environ["MHA_CHECK_TIME_LIMIT"] = str(args.check_time_limit)
-    # The kernel inherits this: for the exercises' tiny tensors one thread is much faster
-    # (and more reproducible) than several threads competing for busy cores.
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    os.environ.pop("MHA_COURSE_SOURCE", None)  # grading never installs anything
-
-    import otter.run
-
-    log = io.StringIO()
-    with tempfile.TemporaryDirectory(prefix="mha-grade-") as tmp:
-        tmp = Path(tmp)
-        nb_path = tmp / f"{exercise}.ipynb"
-        nbformat.write(graded, nb_path)
-        zip_path = build_autograder_zip(exercise, tmp)
-        results = None
+    run = NotebookRun(cells, first_question_cell(nb), limits, deadline, notes)
+    env = Namespace(run.connect)
+    try:
         try:
-            with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
-                results = otter.run.main(str(nb_path), autograder=str(zip_path),
-                                         output_dir=None, no_logo=True)
-        except Exception as exc:
-            name = type(exc).__name__
-            result["status"] = "kernel_died" if "DeadKernel" in name else "error"
-            result["error"] = f"{name}: {exc}"[:500]
-            result["culprit"] = progress.current
-            log.write(traceback.format_exc())
-    result["log"] = log.getvalue()[-20_000:]
-    if results is not None and results.has_catastrophic_failure():
-        result["status"] = "error"
-        result["error"] = str(results._catastrophic_error)[:500]
-        result["culprit"] = progress.current
-        results = None
-    result["questions"] = collect(results, manifest)
-    if results is not None and getattr(results, "notebook", None) is not None:
-        result["notes"] += cell_notes(results.notebook, args.cell_timeout, oversized, timed_out,
-                                      submitted)
-        if args.executed:
-            nbformat.write(results.notebook, args.executed)
+            run.connect()
+        except SandboxError as exc:
+            notes.add("sandbox", f"the notebook could not be run: {exc}")
+        for question, path in exercise.tests.items():
+            if time.monotonic() >= deadline:
+                result["questions"][question] = {
+                    "score": 0.0, "possible": float(exercise.manifest["questions"][question]),
+                    "cases": [], "error": "not graded: the submission's time limit was reached"}
+                notes.add("limits", f"the whole submission ran out of time ({timeout:g} s); "
+                                    f"questions not yet graded get 0")
+                continue
+            try:
+                test, cases = run_test_file(path, env)
+            except Exception as exc:  # the tests themselves failed: this question only
+                result["questions"][question] = {
+                    "score": 0.0, "possible": float(exercise.manifest["questions"][question]),
+                    "cases": [], "error": f"the tests could not run: {type(exc).__name__}"}
+                notes.add("other", f"the tests of {question} could not run "
+                                   f"({type(exc).__name__}: {exc})")
+                continue
+            result["questions"][question] = {
+                "score": float(test.score), "possible": float(test.possible),
+                "cases": [{"name": c.name, "hidden": c.hidden, "passed": c.passed,
+                           "message": c.message} for c in cases]}
+            if any("time limit of the whole submission" in c.message for c in cases):
+                notes.add("limits", f"the whole submission ran out of time ({timeout:g} s) "
+                                    f"during the tests of {question}")
+    finally:
+        run.close()
+    result["cpu_seconds"] = {"sandbox": round(run.cpu_seconds, 2),
+                             "grader": round(time.thread_time() - cpu_started, 2)}
+    result["sandbox_starts"] = run.starts
+    result["skipped_cells"] = sorted(run.skipped)
+    result["log"] = run.output_log[-20_000:]
+    return finish(result, notes, started)
+
+
+def finish(result: dict, notes: Notes, started: float) -> dict:
+    result["notes"] = [{"kind": k, "text": t} for k, t in notes.items]
+    result["score"] = sum(q["score"] for q in result["questions"].values())
+    result["possible"] = sum(q["possible"] for q in result["questions"].values())
+    result["seconds"] = round(time.monotonic() - started, 1)
     return result
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description="Grade one notebook (used by grading.grade).")
+    parser = argparse.ArgumentParser(description="Grade one notebook (see grading.grade).")
     parser.add_argument("--exercise", required=True)
-    parser.add_argument("--submission", required=True)
-    parser.add_argument("--result", required=True)
-    parser.add_argument("--progress")
-    parser.add_argument("--cell-timeout", type=int, default=60)
+    parser.add_argument("--submission", required=True, type=Path)
+    parser.add_argument("--result", type=Path)
+    parser.add_argument("--cell-timeout", type=float, default=60)
     parser.add_argument("--check-time-limit", type=float, default=20)
-    parser.add_argument("--deadline", type=float, default=600)
-    parser.add_argument("--skip-cell", type=int, action="append", default=[])
-    parser.add_argument("--executed", help="also save the executed notebook here")
+    parser.add_argument("--timeout", type=float, default=600)
     args = parser.parse_args(argv)
-    started = time.monotonic()
-    result = grade(args)
-    result["seconds"] = round(time.monotonic() - started, 1)
-    result["score"] = sum(q["score"] for q in result["questions"].values())
-    result["possible"] = sum(q["possible"] for q in result["questions"].values())
-    Path(args.result).write_text(json.dumps(result, indent=1))
+    exercise = Exercise.load(AUTOGRADER / args.exercise,
+                             EXERCISES / args.exercise / f"{args.exercise}.ipynb")
+    limits = Limits(cell=args.cell_timeout, call=args.check_time_limit)
+    result = grade_notebook(args.submission.read_bytes(), exercise, limits, args.timeout)
+    text = json.dumps(result, indent=1)
+    if args.result:
+        args.result.write_text(text)
+    else:
+        print(text)
     return 0
 
 

@@ -3,12 +3,11 @@
 * ``grading.selfcheck`` (fast, no Jupyter): for every exercise, the solution gets full marks,
   the untouched student notebook runs without error and gets 0, and every classic bug in
   ``grading/known_bugs.py`` loses exactly the points of its question and keeps the others.
-* The instructor command (``python -m grading.grade``: a Jupyter kernel per submission, via
-  otter-grader) on every exercise's solution: full marks.
-* The instructor command on a class of seven for exercise 1: a correct, a buggy, a crashing,
-  a looping, a cheating-and-printing-megabytes, a kernel-killing and an untouched submission.
-  The CSV is exactly the expected one, each submission stays within its time limits, the
-  reasons are in the feedback, and the submissions are left untouched.
+* The instructor command (``python -m grading.grade``: each notebook in a bubblewrap sandbox,
+  its tests in the grader) on every exercise's solution (full marks, no notes) and on every
+  exercise with its first known bug (exactly that question's points lost, as in selfcheck).
+  (The hostile class, with the exact points each attack must get, is
+  ``tests/test_grading_adversarial.py``.)
 
 (The untouched student notebooks also run in a real kernel under nbval, whose stored outputs
 show every check failing; tests/test_exercises_static.py checks those outputs.)
@@ -25,7 +24,6 @@ import sys
 import time
 from pathlib import Path
 
-import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,7 +42,8 @@ def _manifest(exercise: str) -> dict:
 
 
 def test_every_chapter_has_an_exercise():
-    assert [e.split("_")[0] for e in EXERCISES] == [f"ex0{i}" for i in range(1, 9)]
+    numbers = [int(e.split("_")[0][2:]) for e in EXERCISES]
+    assert numbers == list(range(1, len(numbers) + 1)) and len(numbers) >= 8
     for exercise in EXERCISES:
         assert len(_manifest(exercise)["questions"]) >= 3, exercise
 
@@ -91,134 +90,43 @@ def _fingerprints(folder: Path) -> dict[str, tuple]:
             for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def test_instructor_command_gives_every_solution_full_marks(tmp_path):
-    """Every exercise through the real grading path (a kernel per notebook), in the
-    one-folder-per-student layout: one student who handed in every solution."""
+@pytest.mark.slow
+def test_instructor_command_grades_solutions_and_known_bugs_like_selfcheck(tmp_path):
+    """Every exercise through the real grading path (each notebook in a sandbox, its tests in
+    the grader), in the one-folder-per-student layout: one student handed in every solution,
+    another every exercise with its first classic bug of grading/known_bugs.py. The solutions
+    get full marks and no notes; each bug loses exactly its question's points, as in selfcheck
+    (the sandbox's proxies change no verdict)."""
+    import nbformat
+
+    from grading.known_bugs import BUGS
+    from grading.selfcheck import apply_bug
+
     subs = tmp_path / "submissions"
     (subs / "solution").mkdir(parents=True)
+    (subs / "buggy").mkdir()
+    bugs = {}
     for exercise in EXERCISES:
-        shutil.copy(AUTOGRADER / exercise / f"{exercise}-solution.ipynb",
-                    subs / "solution" / f"{exercise}.ipynb")
+        solution = AUTOGRADER / exercise / f"{exercise}-solution.ipynb"
+        shutil.copy(solution, subs / "solution" / f"{exercise}.ipynb")
+        if BUGS.get(exercise):
+            question, _, replacements, *_ = BUGS[exercise][0]
+            bugs[exercise] = question
+            buggy = apply_bug(nbformat.read(solution, as_version=4), replacements)
+            nbformat.write(buggy, subs / "buggy" / f"{exercise}.ipynb")
     before = _fingerprints(subs)
     rows, _ = _grade(subs, tmp_path / "results", "--jobs", "2")
     assert _fingerprints(subs) == before
-    assert len(rows) == 1 and rows[0]["student"] == "solution"
-    row = rows[0]
+    rows = {r["student"]: r for r in rows}
+    assert set(rows) == {"solution", "buggy"}
+    total = sum(_manifest(e)["total"] for e in EXERCISES)
     for exercise in EXERCISES:
         short = exercise.split("_")[0]
         for question, points in _manifest(exercise)["questions"].items():
-            assert float(row[f"{short}.{question}"]) == points, (exercise, question)
-    total = sum(_manifest(e)["total"] for e in EXERCISES)
-    assert float(row["total"]) == total == float(row["possible"])
-    assert row["notes"] == ""
-
-
-def _class_of_seven(subs: Path) -> None:
-    exercise = "ex01_self_attention"
-    solution = nbformat.read(AUTOGRADER / exercise / f"{exercise}-solution.ipynb", as_version=4)
-
-    def copy():
-        return nbformat.from_dict(json.loads(json.dumps(solution)))
-
-    def index_after(nb, question):
-        return next(i for i, c in enumerate(nb.cells)
-                    if c.source.strip() == f'grader.check("{question}")') + 1
-
-    def replace(nb, old, new):
-        cell = next(c for c in nb.cells if old in c.source)
-        cell.source = cell.source.replace(old, new)
-
-    nbformat.write(solution, subs / "alice.ipynb")  # correct
-
-    bob = copy()  # the classic // bug: loses question 1 only
-    replace(bob, "/ math.sqrt(d_k)", "// math.sqrt(d_k)")
-    nbformat.write(bob, subs / "bob.ipynb")
-
-    carol = copy()  # raises, calls sys.exit, and never wrote question 3
-    i = index_after(carol, "q2")
-    carol.cells[i:i] = [nbformat.v4.new_code_cell('raise ValueError("oops")'),
-                        nbformat.v4.new_code_cell("import sys\nsys.exit(1)")]
-    replace(carol, "weights = softmax(attention_scores(q, k))\n    return weights @ v, weights",
-            "return None")
-    nbformat.write(carol, subs / "carol.ipynb")
-
-    dave = copy()  # question 1 loops forever when called; one cell loops forever at top level
-    replace(dave, "d_k = q.shape[-1]", "d_k = q.shape[-1]\n    while d_k > 0:\n        d_k = d_k + 1")
-    dave.cells.insert(index_after(dave, "q3"), nbformat.v4.new_code_cell("while True:\n    pass"))
-    nbformat.write(dave, subs / "dave.ipynb")
-
-    # erin: forgot the scaling, then "fixed" her checks: deleted one check cell, turned another
-    # into a print, replaced grader.check, edited the public tests in her folder, and printed
-    # 5 MB. Graded with the real tests: loses question 1, keeps the rest.
-    erin = copy()
-    replace(erin, "return q @ k.transpose(-2, -1) / math.sqrt(d_k)",
-            "return q @ k.transpose(-2, -1)")
-    erin.cells = [c for c in erin.cells if c.source.strip() != 'grader.check("q2")']
-    replace(erin, 'grader.check("q1")', 'print("q1 passed!")')
-    erin.cells.insert(3, nbformat.v4.new_code_cell(
-        'grader.check = lambda question: print(question, "passed!")\nprint("x" * 5_000_000)'))
-    (subs / "erin" / "tests").mkdir(parents=True)
-    nbformat.write(erin, subs / "erin" / f"{exercise}.ipynb")
-    (subs / "erin" / "tests" / "q1.py").write_text('OK_FORMAT = False\nname = "q1"\npoints = 2\n')
-
-    # grace hands in the notebook as she got it
-    shutil.copy(ROOT / "exercises" / exercise / f"{exercise}.ipynb", subs / "grace.ipynb")
-
-    frank = copy()  # kills the kernel right after question 1
-    frank.cells.insert(index_after(frank, "q1"), nbformat.v4.new_code_cell("import os\nos._exit(1)"))
-    nbformat.write(frank, subs / "frank.ipynb")
-
-
-EXPECTED_CLASS = {  # student: (q1, q2, q3, q4, total)
-    "alice": ("2", "2", "3", "2", "9"),
-    "bob": ("0", "2", "3", "2", "7"),
-    "carol": ("2", "2", "0", "2", "6"),
-    "dave": ("0", "2", "3", "2", "7"),
-    "erin": ("0", "2", "3", "2", "7"),
-    "frank": ("2", "2", "3", "2", "9"),
-    "grace": ("0", "0", "0", "0", "0"),
-}
-LIMITS = {"timeout": 150, "cell_timeout": 10, "check_time_limit": 3}
-
-
-def test_instructor_command_on_a_class_of_seven(tmp_path):
-    subs = tmp_path / "submissions"
-    subs.mkdir()
-    _class_of_seven(subs)
-    before = _fingerprints(subs)
-    out = tmp_path / "results"
-    rows, seconds = _grade(subs, out, "--jobs", "2", "--timeout", str(LIMITS["timeout"]),
-                           "--cell-timeout", str(LIMITS["cell_timeout"]),
-                           "--check-time-limit", str(LIMITS["check_time_limit"]))
-    print(f"graded 7 submissions in {seconds:.0f} s")
-    print((out / "grades.csv").read_text())
-
-    # Submissions are never modified, and nothing is written next to them.
-    assert _fingerprints(subs) == before
-
-    header = ["student", "ex01.q1", "ex01.q2", "ex01.q3", "ex01.q4", "total", "possible", "notes"]
-    assert list(rows[0]) == header
-    got = {r["student"]: tuple(r[c] for c in header[1:6]) for r in rows}
-    assert got == EXPECTED_CLASS
-    assert {r["possible"] for r in rows} == {"9"}
-    notes = {r["student"]: r["notes"] for r in rows}
-    assert notes["alice"] == notes["bob"] == notes["grace"] == ""
-    assert "raised ValueError: oops" in notes["carol"] and "called sys.exit()" in notes["carol"]
-    assert f"ran for more than {LIMITS['cell_timeout']} s and was interrupted" in notes["dave"]
-    assert "check cell of q1 was deleted or edited" in notes["erin"]
-    assert "check cell of q2 was deleted or edited" in notes["erin"]
-    assert "printed 5.0 MB" in notes["erin"]
-    assert "stopped the grading" in notes["frank"] and "graded again without it" in notes["frank"]
-
-    # Each submission stayed within its time limit; the feedback says why points were lost.
-    for student in EXPECTED_CLASS:
-        raw = json.loads((out / "raw" / f"{student}__ex01_self_attention.json").read_text())
-        assert raw["seconds"] <= LIMITS["timeout"], (student, raw["seconds"])
-        assert (out / "feedback" / f"{student}.md").exists()
-    dave = (out / "feedback" / "dave.md").read_text()
-    assert f"did not finish within {LIMITS['check_time_limit']} s" in dave
-    bob = (out / "feedback" / "bob.md").read_text()
-    assert "`//` is floor division" in bob and "### q1: 0 / 2" in bob
-    erin = (out / "feedback" / "erin.md").read_text()
-    assert "the scores are not scaled" in erin
-    assert len(erin) < 100_000  # the 5 MB of output are not copied into the feedback
+            assert float(rows["solution"][f"{short}.{question}"]) == points, (exercise, question)
+            if exercise in bugs:
+                wanted = 0.0 if question == bugs[exercise] else points
+                assert float(rows["buggy"][f"{short}.{question}"]) == wanted, (exercise, question)
+    assert float(rows["solution"]["total"]) == total == float(rows["solution"]["possible"])
+    for kind in ("duplicate", "tampering", "sandbox", "limits", "errors", "other"):
+        assert rows["solution"][kind] == "", (kind, rows["solution"][kind])
