@@ -11,6 +11,11 @@ BOOK_ROOT = Path(os.environ.get("MHA_BOOK_ROOT", Path(__file__).resolve().parent
 SITE = Path(os.environ.get("MHA_SITE_DIR", BOOK_ROOT / "_build" / "html"))
 SHOTS = Path(os.environ.get("MHA_SCREENSHOT_DIR", SITE.parent / "screenshots"))
 
+# Window widths at which every display equation must fit its column: a desktop browser and
+# a phone (the width of an iPhone 12-15 in CSS pixels).
+DESKTOP_WIDTH = 1280
+PHONE_WIDTH = 390
+
 # Folders of the built site that hold assets, not pages.
 ASSET_DIRS = {"_static", "_sources", "_images", "_sphinx_design_static", "_panels_static"}
 
@@ -22,7 +27,8 @@ def site_pages() -> list[str]:
     pages = []
     for path in sorted(SITE.rglob("*.html")):
         rel = path.relative_to(SITE)
-        if rel.parts[0] in ASSET_DIRS:
+        # At any depth: the Chinese edition (zh/) has its own _static/, _sources/, ...
+        if ASSET_DIRS & set(rel.parts[:-1]):
             continue
         pages.append(rel.as_posix())
     return pages

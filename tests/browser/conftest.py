@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from book_site import SHOTS, SITE, book_config
+from book_site import DESKTOP_WIDTH, PHONE_WIDTH, SHOTS, SITE, book_config
 
 CHROMIUM_FLAGS = [
     "--headless",
@@ -102,9 +102,9 @@ def _find(env_var: str, *names: str) -> str:
         if found:
             return found
     pytest.fail(
-        f"{names[0]} not found. Install Debian's packages: "
-        "apt-get update && apt-get install -y chromium chromium-driver "
-        "(`make browser` does this when run as root)."
+        f"{names[0]} not found. Install Debian's packages (as root, or with sudo): "
+        "sudo apt-get update && sudo apt-get install -y chromium chromium-driver fonts-wqy-microhei "
+        "(`make browser-deps` does this when run as root), or set CHROMIUM and CHROMEDRIVER."
     )
 
 
@@ -155,6 +155,13 @@ class PageVisit:
     footer: str
     article_links: list[str]
     favicon: str
+    html_lang: str
+    lang_switch: list[str]
+    search_language: str
+    # Display equations wider than their column, per window width: {width: [{tex, width, avail}]}
+    overflowing_equations: dict[int, list[dict]] = field(default_factory=dict)
+    display_equations: int = 0
+    axe_violations: list[dict] = field(default_factory=list)
     screenshots: list[Path] = field(default_factory=list)
 
     @property
@@ -199,6 +206,9 @@ return {
   footer: Array.from(document.querySelectorAll('footer')).map(f => f.innerText).join('\n'),
   articleLinks: hrefs('article a[href]'),
   favicon: (document.querySelector('link[rel~="icon"]') || {}).href || '',
+  htmlLang: document.documentElement.lang,
+  langSwitch: hrefs('a.lang-switch-link'),
+  searchLanguage: (window.DOCUMENTATION_OPTIONS || {}).LANGUAGE || '',
 };
 """
 
@@ -230,6 +240,39 @@ setTimeout(() => done(false), 15000);
 """
 
 
+# Every display equation whose typeset width exceeds the width of its column (the page's
+# own horizontal scroll, or a cut-off formula on a phone). TeX source from MathJax's list.
+_EQUATIONS_JS = r"""
+let tex = new Map();
+try {
+  for (const item of MathJax.startup.document.math) tex.set(item.typesetRoot, item.math);
+} catch (e) {}
+const all = Array.from(document.querySelectorAll('mjx-container[display="true"]'));
+const over = all.map(c => {
+  const math = c.querySelector('mjx-math') || c;
+  return {tex: (tex.get(c) || c.textContent).trim().slice(0, 160),
+          width: Math.ceil(math.getBoundingClientRect().width),
+          avail: Math.floor(c.parentElement.clientWidth)};
+}).filter(e => e.width > e.avail + 1);
+return {count: all.length, over: over, viewport: window.innerWidth};
+"""
+
+AXE_JS_FILE = Path(__file__).with_name("vendor") / "axe.min.js"
+
+# axe-core's WCAG 2 level A and AA rules (tags wcag2a, wcag2aa) over the whole page. (Its
+# WCAG 2.1 tags add the experimental rule label-content-name-mismatch, which flags the
+# theme's search and colour-mode buttons on every page: the theme's markup, not ours.)
+_AXE_RUN_JS = r"""
+const done = arguments[arguments.length - 1];
+axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa']},
+                   resultTypes: ['violations']})
+  .then(r => done(r.violations.map(v => ({
+      id: v.id, impact: v.impact, help: v.help, count: v.nodes.length,
+      nodes: v.nodes.slice(0, 5).map(n => n.target.join(' ') + ': ' +
+                                        (n.failureSummary || '').replace(/\s+/g, ' ').slice(0, 240))}))))
+  .catch(e => done([{id: 'axe-error', impact: 'critical', help: String(e), count: 1, nodes: []}]));
+"""
+
 def _shot_name(page: str, suffix: str = "") -> str:
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "__", page.removesuffix(".html"))
     return f"{stem}{suffix}.png"
@@ -240,6 +283,7 @@ class Visitor:
         self.driver = driver
         self.base_url = base_url
         self.cache: dict[str, PageVisit] = {}
+        self.axe_source = AXE_JS_FILE.read_text(encoding="utf-8") if AXE_JS_FILE.is_file() else None
         SHOTS.mkdir(parents=True, exist_ok=True)
         for old in SHOTS.glob("*.png"):  # pictures of pages that may no longer exist
             old.unlink()
@@ -276,7 +320,32 @@ class Visitor:
             footer=facts["footer"],
             article_links=facts["articleLinks"],
             favicon=facts["favicon"],
+            html_lang=facts["htmlLang"],
+            lang_switch=facts["langSwitch"],
+            search_language=facts["searchLanguage"],
         )
+        # Equations at the desktop width, then at a phone's (the window is put back after).
+        eq = drv.execute_script(_EQUATIONS_JS)
+        visit.display_equations = eq["count"]
+        visit.overflowing_equations[DESKTOP_WIDTH] = eq["over"]
+        if eq["count"]:
+            drv.set_window_size(PHONE_WIDTH, 1000)
+            time.sleep(0.3)
+            phone = drv.execute_script(_EQUATIONS_JS)
+            visit.overflowing_equations[PHONE_WIDTH] = phone["over"]
+            if phone["viewport"] > PHONE_WIDTH:  # the browser refused the size: say so
+                visit.overflowing_equations[PHONE_WIDTH] = [
+                    {"tex": f"(window {phone['viewport']} px wide, not {PHONE_WIDTH})", "width": 0, "avail": 0}]
+            drv.set_window_size(DESKTOP_WIDTH, 1000)
+            time.sleep(0.3)
+        else:
+            visit.overflowing_equations[PHONE_WIDTH] = []
+        if self.axe_source is not None:
+            drv.execute_script(self.axe_source)
+            visit.axe_violations = drv.execute_async_script(_AXE_RUN_JS)
+        else:
+            visit.axe_violations = [{"id": "axe-missing", "impact": "critical", "count": 1,
+                                     "help": f"{AXE_JS_FILE} is missing", "nodes": []}]
         shot = SHOTS / _shot_name(page)
         drv.save_screenshot(str(shot))
         visit.screenshots.append(shot)

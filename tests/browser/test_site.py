@@ -6,6 +6,7 @@ _build/html is visited once; the screenshots land in _build/screenshots/.
 
 from __future__ import annotations
 
+import html
 import json
 import time
 from pathlib import Path
@@ -13,7 +14,11 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from book_site import BOOK_ROOT, SHOTS, SITE, book_config, notebook_source, site_pages
+from book_site import (BOOK_ROOT, DESKTOP_WIDTH, PHONE_WIDTH, SHOTS, SITE, book_config,
+                       notebook_source, site_pages)
+
+# The first line of the Colab setup cell, which _ext/hide_setup_cell.py leaves out of pages.
+SETUP_HEADER = "# Setup: on Google Colab"
 
 pytestmark = pytest.mark.browser
 
@@ -74,7 +79,7 @@ def _expected_cells(notebook: Path) -> list[dict]:
         if cell["cell_type"] != "code":
             continue
         tags = set(cell.get("metadata", {}).get("tags", []))
-        if tags & HIDDEN_CELL_TAGS:
+        if tags & HIDDEN_CELL_TAGS or "".join(cell["source"]).startswith(SETUP_HEADER):
             continue
         shows = not (tags & HIDDEN_OUTPUT_TAGS) and any(
             out["output_type"] in {"stream", "error"}
@@ -89,7 +94,12 @@ def _built_from(page: str) -> Path:
     """The copy of the notebook the page was built from (the site's download), so that a
     notebook edited after the build is reported as stale by the download test below,
     not as missing outputs here."""
-    copy = SITE / "_sources" / Path(page).with_suffix(".ipynb")
+    parts = Path(page).with_suffix(".ipynb").parts
+    # Each edition has its own _sources/: _build/html/_sources/ and _build/html/zh/_sources/.
+    if parts[0] == "zh":
+        copy = SITE / "zh" / "_sources" / Path(*parts[1:])
+    else:
+        copy = SITE / "_sources" / Path(*parts)
     return copy if copy.is_file() else notebook_source(page)
 
 
@@ -220,3 +230,87 @@ def test_server_answered_every_request(visitor, server_failures):
     for page in CONTENT_PAGES:
         visitor.visit(page)
     assert not server_failures, f"requests the site could not answer: {server_failures}"
+
+
+@pytest.mark.parametrize("page", CONTENT_PAGES)
+def test_page_passes_axe_wcag_a_and_aa(visitor, page):
+    # axe-core (tests/browser/vendor/axe.min.js) with the WCAG 2 A and AA rules.
+    visit = visitor.visit(page)
+    report = [
+        f"{v['id']} ({v['impact']}, {v['count']} nodes): {v['help']}\n    " + "\n    ".join(v["nodes"])
+        for v in visit.axe_violations
+    ]
+    assert not report, f"{page}: accessibility violations:\n" + "\n".join(report)
+
+
+@pytest.mark.parametrize("width", [DESKTOP_WIDTH, PHONE_WIDTH])
+@pytest.mark.parametrize("page", CONTENT_PAGES)
+def test_display_equations_fit_their_column(visitor, page, width):
+    visit = visitor.visit(page)
+    over = visit.overflowing_equations[width]
+    assert not over, (
+        f"{page}: {len(over)} of {visit.display_equations} display equations are wider than their "
+        f"column in a {width}-px window (break them over lines, e.g. with aligned):\n"
+        + "\n".join(f"  {e['width']} px in {e['avail']} px: {e['tex']}" for e in over)
+    )
+
+
+@pytest.mark.parametrize("page", NOTEBOOK_PAGES)
+def test_colab_setup_cell_is_in_the_notebook_but_not_on_the_page(visitor, page):
+    nb = json.loads(notebook_source(page).read_text(encoding="utf-8"))
+    code = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
+    assert code and code[0].startswith(SETUP_HEADER), f"{page}: the notebook lost its setup cell"
+    html = (SITE / page).read_text(encoding="utf-8")
+    assert "Setup: on Google Colab" not in html, f"{page}: the Colab setup cell is shown on the page"
+
+
+def _quiz_json(page: str) -> list | None:
+    nb = json.loads(notebook_source(page).read_text(encoding="utf-8"))
+    for cell in nb["cells"]:
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "code" and "display_quiz(" in source:
+            name = source.split('quiz = "', 1)[1].split('"', 1)[0]
+            return json.loads((notebook_source(page).parent / name).read_text(encoding="utf-8"))
+    return None
+
+
+QUIZ_PAGES = [p for p in NOTEBOOK_PAGES if _quiz_json(p) is not None]
+
+
+@pytest.mark.parametrize("page", QUIZ_PAGES)
+def test_quiz_checks_answers_and_explains_them(visitor, site_url, page):
+    """Answer every question of the page's quiz as a reader would, offline: click a choice, or
+    type the right number and press Enter; the explanation of that answer must appear."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    questions = _quiz_json(page)
+    driver = visitor.driver
+    driver.get_log("browser")
+    driver.get(site_url + page)
+    rendered = driver.find_elements(By.CSS_SELECTOR, "div[data-shufflequestions] .Quiz")
+    assert len(rendered) == len(questions), f"{page}: {len(rendered)} quiz questions shown, {len(questions)} in its JSON"
+    for quiz, q in zip(rendered, questions):
+        text = quiz.text
+        # The reader sees the question (answers are shuffled, questions are not).
+        assert html.unescape(q["question"])[:40] in text, f"{page}: question {q['question'][:40]!r} not in {text[:200]!r}"
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", quiz)
+        if q["type"] == "multiple_choice":
+            choice = quiz.find_elements(By.CSS_SELECTOR, "label.MCButton")[0]
+            picked = choice.get_attribute("data-feedback")
+            choice.click()
+        else:
+            right = next(a for a in q["answers"] if a.get("correct"))
+            box = quiz.find_element(By.CSS_SELECTOR, "input.Input-text")
+            box.click()
+            box.send_keys(str(right["value"]))
+            box.send_keys(Keys.ENTER)
+            picked = right["feedback"]
+        feedback = quiz.find_element(By.CSS_SELECTOR, ".Feedback")
+        picked = html.unescape(picked)  # quiz text is HTML (&lt;bos&gt; shows as <bos>)
+        assert feedback.is_displayed() and feedback.text.strip() == picked.strip(), (
+            f"{page}: after answering {q['question'][:40]!r} the page shows {feedback.text!r}, "
+            f"not the explanation {picked!r}"
+        )
+    severe = [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    assert not severe, f"{page}: console errors while answering the quiz: {severe}"
