@@ -1,0 +1,23 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q2"
+points = 2
+all_or_nothing = True
+
+@test_case(points=None, hidden=False)
+def test_post_ln(post_ln):
+    import torch
+    import mha
+    from mha.course.checks import call, check_tensor, randn
+    torch.manual_seed(0)
+    sublayer, norm = (torch.nn.Linear(8, 8), mha.LayerNorm(8))
+    with torch.no_grad():
+        norm.weight.uniform_(0.5, 1.5)
+        norm.bias.uniform_(-0.5, 0.5)
+        x = randn(2, 5, 8, seed=22) * 2 + 1
+        hints = [(x + sublayer(norm(x)), 'that is Pre-LN, x + sublayer(norm(x)); Post-LN normalises after the residual: norm(x + sublayer(x)).'), (norm(sublayer(x)), "the residual connection is missing: add x to the sub-layer's output before the norm."), (x + norm(sublayer(x)), "normalise the sum x + sublayer(x), not only the sub-layer's output.")]
+        got = call(post_ln, 'post_ln', x=x, sublayer=sublayer, norm=norm)
+        check_tensor(got, norm(x + sublayer(x)), 'post_ln(x, sublayer, norm)', hints)
+

@@ -1,0 +1,28 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q6"
+points = 3
+all_or_nothing = True
+
+@test_case(points=None, hidden=False)
+def test_left_padded_positions(add_positions_left_padded, env):
+    import torch
+    import mha
+    from mha.course.checks import call, check_tensor, randn, reference
+    x = randn(2, 5, 8, seed=95)
+    mask = torch.tensor([[False, False, True, True, True], [True, True, True, True, True]])
+    pe = mha.sinusoidal_positions(5, 8)
+    expected = x.clone()
+    for b in range(2):
+        p = 0
+        for t in range(5):
+            if mask[b, t]:
+                expected[b, t] += pe[p]
+                p += 1
+    hints = [(x + pe, "the first real token of a row must get position 0's encoding: count positions from it, not from column 0 (and leave the padding alone)."), (x + pe * mask[..., None], 'count the positions from the first real token of each row, not from column 0.'), (lambda y: bool(torch.allclose(y[mask], expected[mask], atol=1e-05)), 'the real tokens are right: the padding positions must stay exactly as they are.')]
+    with reference(env, positional_encoding=mha.sinusoidal_positions):
+        got = call(add_positions_left_padded, 'add_positions_left_padded', x=x, mask=mask)
+    check_tensor(got, expected, 'add_positions_left_padded(x [2, 5, 8], mask with 2 and 0 padding positions on the left)', hints)
+

@@ -1,0 +1,33 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q2"
+points = 3
+all_or_nothing = True
+
+@test_case(points=None, hidden=False)
+def test_ablate_head(ablate_head):
+    import math
+    import torch
+    import mha
+    from mha.course.checks import call, check_tensor, randn
+
+    def without(layer, columns):
+        """The layer with some value columns zeroed: those heads then output zeros."""
+        other = mha.MultiHeadAttention(8, 4).eval()
+        other.load_state_dict(layer.state_dict())
+        other.v_proj.weight[columns] = 0.0
+        other.v_proj.bias[columns] = 0.0
+        return other
+    torch.manual_seed(0)
+    layer = mha.MultiHeadAttention(8, 4).eval()
+    x = randn(2, 6, 8, seed=62)
+    with torch.no_grad():
+        full = layer(x)[0]
+        for head in (0, 2):
+            expected = without(layer, slice(2 * head, 2 * head + 2))(x)[0]
+            hints = [(without(layer, slice(head, None, 4))(x)[0], "head h's output occupies the contiguous columns h*d:(h+1)*d of the merged tensor, not every H-th column."), (full, "nothing was removed: zero the chosen head's output before o_proj.")]
+            got = call(ablate_head, 'ablate_head', layer=layer, x=x, head=head)
+            check_tensor(got, expected, f'ablate_head(layer, x, {head}) for 4 heads', hints)
+

@@ -1,0 +1,44 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q3"
+points = 3
+all_or_nothing = True
+
+@test_case(points=None, hidden=False)
+def test_modern_block(modern_block, env):
+    import torch
+    import mha
+    from mha.course.checks import call, check_tensor, randn, reference
+
+    def reference_swiglu(x, W_gate, W_up, W_down):
+        layer = mha.SwiGLU(W_gate.shape[0], W_gate.shape[1])
+        with torch.no_grad():
+            layer.gate_proj.weight.copy_(W_gate.T)
+            layer.up_proj.weight.copy_(W_up.T)
+            layer.down_proj.weight.copy_(W_down.T)
+            return layer(x)
+
+    def reference_rms(x, weight, eps=1e-06):
+        norm = mha.RMSNorm(x.shape[-1], eps)
+        with torch.no_grad():
+            norm.weight.copy_(weight)
+            return norm(x)
+    torch.manual_seed(0)
+    layer = mha.MultiHeadAttention(8, 2, bias=False).eval()
+
+    def attention(h):
+        with torch.no_grad():
+            return layer(h, mask=mha.causal_mask(h.shape[1]))[0]
+    x = randn(2, 5, 8, seed=77) * 2
+    w1, w2 = (randn(8, seed=78), randn(8, seed=79))
+    W_gate, W_up, W_down = (randn(8, 24, seed=80) / 8 ** 0.5, randn(8, 24, seed=81) / 8 ** 0.5, randn(24, 8, seed=82) / 24 ** 0.5)
+    h = x + attention(reference_rms(x, w1))
+    expected = h + reference_swiglu(reference_rms(h, w2), W_gate, W_up, W_down)
+    post = reference_rms(x + attention(x), w1)
+    hints = [(reference_rms(post + reference_swiglu(post, W_gate, W_up, W_down), w2), "that is the post-norm block of the original Transformer: normalise each sub-layer's INPUT, x + sublayer(rms(x))."), (h + reference_swiglu(reference_rms(x, w2), W_gate, W_up, W_down), 'the second norm takes h, the output of the attention step, not x.'), (x + attention(reference_rms(x, w1)) + reference_swiglu(reference_rms(x + attention(reference_rms(x, w1)), w2), W_gate, W_up, W_down) - x, 'keep the residual: the block returns h + swiglu(...), where h = x + attention(...).')]
+    with reference(env, rms_norm=reference_rms, swiglu=reference_swiglu):
+        got = call(modern_block, 'modern_block', x=x, attention=attention, norm1_weight=w1, norm2_weight=w2, W_gate=W_gate, W_up=W_up, W_down=W_down)
+    check_tensor(got, expected, 'modern_block(x [2, 5, 8], causal attention, ...)', hints, atol=0.0001)
+

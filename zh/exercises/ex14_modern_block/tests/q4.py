@@ -1,0 +1,37 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q4"
+points = 2
+all_or_nothing = True
+
+@test_case(points=None, hidden=False)
+def test_fold_norm_weight(fold_norm_weight):
+    import torch
+    import mha
+    from mha.course.checks import call, check_tensor, check_tuple, randn
+
+    def reference_swiglu(x, W_gate, W_up, W_down):
+        layer = mha.SwiGLU(W_gate.shape[0], W_gate.shape[1])
+        with torch.no_grad():
+            layer.gate_proj.weight.copy_(W_gate.T)
+            layer.up_proj.weight.copy_(W_up.T)
+            layer.down_proj.weight.copy_(W_down.T)
+            return layer(x)
+
+    def reference_rms(x, weight, eps=1e-06):
+        norm = mha.RMSNorm(x.shape[-1], eps)
+        with torch.no_grad():
+            norm.weight.copy_(weight)
+            return norm(x)
+    x, weight = (randn(2, 5, 8, seed=83), randn(8, seed=84))
+    W_gate, W_up, W_down = (randn(8, 24, seed=85) / 8 ** 0.5, randn(8, 24, seed=86) / 8 ** 0.5, randn(24, 8, seed=87) / 24 ** 0.5)
+    errors = [('must match the size', "x @ W sums over W's rows (one per input feature): scale row i by weight[i], weight[:, None] * W.")]
+    result = call(fold_norm_weight, 'fold_norm_weight', weight=weight, W_gate=W_gate, W_up=W_up, error_hints=errors)
+    new_gate, new_up = check_tuple(result, 'fold_norm_weight(weight [8], W_gate [8, 24], W_up [8, 24])', ('W_gate', 'W_up'))
+    check_tensor(new_gate, weight[:, None] * W_gate, 'the folded W_gate [8, 24]', [(W_gate, 'the weight is not folded in: (x * weight) @ W = x @ (weight[:, None] * W).'), (lambda w: w.shape == (8, 24) and bool(torch.allclose(w, W_gate * weight.mean())), "scale each ROW i of the projection by weight[i]: x @ W sums over W's rows, one per input feature.")])
+    check_tensor(new_up, weight[:, None] * W_up, 'the folded W_up [8, 24]')
+    folded = reference_swiglu(reference_rms(x, torch.ones(8)), new_gate, new_up, W_down)
+    check_tensor(folded, reference_swiglu(reference_rms(x, weight), W_gate, W_up, W_down), 'swiglu(rms_norm(x, ones), folded weights) against the unfolded block', atol=0.0001)
+

@@ -1,0 +1,479 @@
+"""Generate the Chinese edition (zh/) from the English book and the translations.
+
+    python zh/zh_edition.py                  write every generated file of zh/ (make book does this)
+    python zh/zh_edition.py --check          list generated files that are out of date (exit 1 if any)
+    python zh/zh_edition.py --status         per page: translated / untranslated / outdated Markdown cells
+    python zh/zh_edition.py --scaffold PAGE  add the cells of PAGE (e.g. chapters/01_self_attention)
+                                             that its translation file lacks, with empty "zh", and
+                                             refresh the English of cells not translated yet
+    python zh/zh_edition.py --accept PAGE [CELL_ID ...]
+                                             after updating the Chinese of changed cells: record the
+                                             current English text of those cells (all outdated ones
+                                             if no id is given) as the text they translate;
+                                             PAGE quizzes/NN: the same for a translated quiz
+
+What is generated, and from what (see zh/README.md):
+* zh/<page>.ipynb for every notebook of _toc.yml: the English notebook with each Markdown cell
+  replaced by its translation from zh/translations/<page>.json, when that translation was made
+  from the English text the cell has now (its sha256 matches). Code cells, their outputs and
+  metadata are the English ones, byte for byte; so are untranslated or outdated Markdown cells,
+  and a note at the top of the page says how many there are. The quiz cell's stored output
+  shows zh/chapters/quizzes/NN.json (translated quiz, or the English one until translated).
+* zh/chapters/quizzes/NN.json, zh/glossary.md (the bilingual glossary, with a Chinese
+  preface), the exercise folders' files beside their notebooks, zh/_toc.yml, zh/_config.yml.
+Hand-written: zh/intro.md, zh/notation.md (each names the sha256 of the English page it
+translates in its first line), zh/errata.md, zh/translations/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import hashlib
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+ZH = ROOT / "zh"
+TRANSLATIONS = ZH / "translations"
+
+# Pages translated by hand as whole files: (English page, Chinese page).
+HAND_TRANSLATED = {"intro": "intro.md", "notation": "notation.md"}
+# Chinese-only pages, added to the table of contents under the last part.
+ZH_ONLY_PAGES = ["errata"]
+HASH_LINE = re.compile(r"^<!-- translated from (\S+) sha256:([0-9a-f]{64}) -->$")
+
+CAPTIONS = {
+    "Getting started": "入门",
+    "Attention": "注意力",
+    "The Transformer": "Transformer",
+    "In practice": "实践",
+    "Graded exercises": "评分练习",
+    "Reference": "参考",
+    "Language models": "语言模型",
+    "Modern architectures": "现代架构",
+    "From attention to a language model": "从注意力到语言模型",
+}
+TITLE = "多头注意力：可运行的教程"
+ZH_FOOTER = (
+    '<p>代码（<code>mha</code> 包、测试、笔记本中的代码单元）：'
+    '<a href="https://github.com/mha-course/multi-head-attention/blob/main/LICENSE">MIT 许可证</a>（MIT licence）。'
+    '文字与插图：<a href="https://creativecommons.org/licenses/by/4.0/">CC BY 4.0</a>'
+    '（<a href="https://github.com/mha-course/multi-head-attention/blob/main/LICENSE-CONTENT">LICENSE-CONTENT</a>）。</p>\n'
+)
+
+UNTRANSLATED_NOTE = (
+    "> **尚未完全翻译（not fully translated yet）**：本页 {total} 段文字中有 {missing} 段还没有中文译文"
+    "{outdated_part}，暂以英文原文显示。代码、输出与英文版完全相同。"
+    "翻译方法见仓库中的 `zh/README.md`。"
+)
+NOTE_CELL_ID = "zh-translation-status"
+QUIZ_JS = re.compile(r"^(var questions\w+=)(.*?)(;\n\nif \(typeof Question)", re.S)
+
+
+# --------------------------------------------------------------------------------------
+# The English book
+
+
+def _toc_files(node) -> list[str]:
+    files = []
+    if isinstance(node, dict):
+        if isinstance(node.get("file"), str):
+            files.append(node["file"])
+        if isinstance(node.get("root"), str):
+            files.append(node["root"])
+        for value in node.values():
+            if isinstance(value, (dict, list)):
+                files += _toc_files(value)
+    elif isinstance(node, list):
+        for item in node:
+            files += _toc_files(item)
+    return files
+
+
+def english_toc() -> dict:
+    return yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+
+
+def english_pages() -> list[str]:
+    """Every page of the English table of contents, without suffix, in order."""
+    return list(dict.fromkeys(_toc_files(english_toc())))
+
+
+def notebook_pages() -> list[str]:
+    return [p for p in english_pages() if (ROOT / f"{p}.ipynb").is_file()]
+
+
+def cell_text(cell: dict) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else source
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _lines(text: str) -> list[str]:
+    return text.splitlines(keepends=True)
+
+
+# --------------------------------------------------------------------------------------
+# Translations
+
+
+def translation_path(page: str) -> Path:
+    return TRANSLATIONS / f"{page}.json"
+
+
+def load_translation(page: str) -> dict:
+    path = translation_path(page)
+    if not path.is_file():
+        return {"page": page, "cells": {}}
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def save_translation(page: str, data: dict) -> None:
+    path = translation_path(page)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+
+
+def markdown_cells(nb: dict) -> list[dict]:
+    return [c for c in nb["cells"] if c["cell_type"] == "markdown"]
+
+
+def cell_states(page: str) -> list[tuple[str, str, dict | None]]:
+    """(cell id, state, translation entry) for every Markdown cell of the English page;
+    state is 'translated', 'untranslated' or 'outdated' (translated from other English)."""
+    nb = json.loads((ROOT / f"{page}.ipynb").read_text(encoding="utf-8"))
+    entries = load_translation(page)["cells"]
+    states = []
+    for cell in markdown_cells(nb):
+        entry = entries.get(cell["id"])
+        if not entry or not entry.get("zh", "").strip():
+            states.append((cell["id"], "untranslated", entry))
+        elif entry.get("en_sha256") != text_hash(cell_text(cell)):
+            states.append((cell["id"], "outdated", entry))
+        else:
+            states.append((cell["id"], "translated", entry))
+    return states
+
+
+# --------------------------------------------------------------------------------------
+# Generation
+
+
+def _quiz_file(nn: str) -> tuple[Path, Path]:
+    return ROOT / "chapters" / "quizzes" / f"{nn}.json", TRANSLATIONS / "quizzes" / f"{nn}.json"
+
+
+def zh_quiz(nn: str) -> list:
+    """The Chinese quiz: its translation if made from the current English quiz, else English."""
+    english_path, translated_path = _quiz_file(nn)
+    english_text = english_path.read_text(encoding="utf-8")
+    if translated_path.is_file():
+        translated = json.loads(translated_path.read_text(encoding="utf-8"))
+        if translated.get("en_sha256") == text_hash(english_text):
+            return translated["zh"]
+    return json.loads(english_text)
+
+
+def _with_zh_quiz(cell: dict) -> dict:
+    match = re.search(r'quiz = "quizzes/(\d\d)\.json"', cell_text(cell))
+    if not match or not _quiz_file(match.group(1))[0].is_file():
+        return cell
+    questions = json.dumps(zh_quiz(match.group(1)), ensure_ascii=False)
+    cell = copy.deepcopy(cell)
+    for out in cell.get("outputs", []):
+        data = out.get("data", {})
+        js = data.get("application/javascript")
+        if js is None:
+            continue
+        text = "".join(js) if isinstance(js, list) else js
+        text = QUIZ_JS.sub(lambda m: m.group(1) + questions + m.group(3), text, count=1)
+        data["application/javascript"] = text
+    return cell
+
+
+def zh_notebook(page: str) -> dict:
+    nb = json.loads((ROOT / f"{page}.ipynb").read_text(encoding="utf-8"))
+    states = {cid: (state, entry) for cid, state, entry in cell_states(page)}
+    missing = outdated = 0
+    cells = []
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "markdown":
+            state, entry = states[cell["id"]]
+            if state == "translated":
+                cell = dict(cell, source=_lines(entry["zh"]))
+            else:
+                missing += 1
+                outdated += state == "outdated"
+        elif cell["cell_type"] == "code" and "display_quiz(" in cell_text(cell):
+            cell = _with_zh_quiz(cell)
+        cells.append(cell)
+    if missing:
+        outdated_part = f"（其中 {outdated} 段的英文原文已修改，译文待更新）" if outdated else ""
+        note = UNTRANSLATED_NOTE.format(total=len(states), missing=missing, outdated_part=outdated_part)
+        cells.insert(1 if cells and cells[0]["cell_type"] == "markdown" else 0,
+                     {"cell_type": "markdown", "id": NOTE_CELL_ID, "metadata": {}, "source": _lines(note)})
+    nb["cells"] = cells
+    return nb
+
+
+def notebook_bytes(nb: dict) -> bytes:
+    # The layout nbformat writes (so that saving in Jupyter changes nothing needlessly).
+    return (json.dumps(nb, ensure_ascii=False, indent=1, sort_keys=True) + "\n").encode("utf-8")
+
+
+def zh_glossary() -> str:
+    english = (ROOT / "glossary.md").read_text(encoding="utf-8")
+    preface = (
+        "\n\n> 本术语表是中英双语的：每个术语给出英文原文和中文教材、论文常用的译名，"
+        "与英文版相同。中文版各章第一次使用某个术语时链接到这里。\n"
+    )
+    lines = english.split("\n", 1)
+    return lines[0] + preface + ("\n" + lines[1] if len(lines) > 1 else "")
+
+
+def zh_toc() -> dict:
+    toc = copy.deepcopy(english_toc())
+    for part in toc.get("parts", []):
+        if part.get("caption") in CAPTIONS:
+            part["caption"] = CAPTIONS[part["caption"]]
+    if toc.get("parts"):
+        toc["parts"][-1]["chapters"] += [{"file": page} for page in ZH_ONLY_PAGES]
+    return toc
+
+
+def zh_config() -> dict:
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    config["title"] = TITLE
+    config["logo"] = "../" + config["logo"]
+    config["html"]["favicon"] = "../" + config["html"]["favicon"]
+    config["repository"]["path_to_book"] = "zh"
+    config["html"]["extra_footer"] = ZH_FOOTER
+    config["exclude_patterns"] = [p for p in config.get("exclude_patterns", []) if p not in {"zh", "_templates"}] + [
+        "translations", "*.py", "**/tests"]
+    sphinx = config.setdefault("sphinx", {})
+    sphinx["local_extensions"] = {name: "../_ext/" for name in sphinx.get("local_extensions", {})}
+    sphinx.setdefault("config", {})
+    sphinx["config"].update({
+        "language": "zh_CN",
+        "course_edition": "zh",
+        "course_other_edition": "..",
+        "course_other_edition_url": "../",
+        "locale_dirs": ["locales"],
+    })
+    return config
+
+
+def _yaml(data: dict, what: str) -> bytes:
+    header = (f"# GENERATED by zh/zh_edition.py from {what}: do not edit; edit the English file\n"
+              "# (or zh/zh_edition.py) and run `make book`.\n")
+    return (header + yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=100)).encode("utf-8")
+
+
+def exercise_support_files() -> dict[Path, Path]:
+    """Files beside each exercise notebook (its public tests), copied beside the Chinese one."""
+    files = {}
+    for page in notebook_pages():
+        if not page.startswith("exercises/"):
+            continue
+        folder = (ROOT / page).parent
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and path.suffix != ".ipynb" and "__pycache__" not in path.parts \
+                    and ".ipynb_checkpoints" not in path.parts:
+                files[ZH / path.relative_to(ROOT)] = path
+    return files
+
+
+def generated_files() -> dict[Path, bytes]:
+    """Every generated file of zh/ with the bytes it must hold."""
+    files: dict[Path, bytes] = {}
+    for page in notebook_pages():
+        files[ZH / f"{page}.ipynb"] = notebook_bytes(zh_notebook(page))
+    for path in sorted((ROOT / "chapters" / "quizzes").glob("*.json")):
+        files[ZH / "chapters" / "quizzes" / path.name] = (
+            json.dumps(zh_quiz(path.stem), ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+    if (ROOT / "glossary.md").is_file():
+        files[ZH / "glossary.md"] = zh_glossary().encode("utf-8")
+    for target, source in exercise_support_files().items():
+        files[target] = source.read_bytes()
+    files[ZH / "_toc.yml"] = _yaml(zh_toc(), "_toc.yml")
+    files[ZH / "_config.yml"] = _yaml(zh_config(), "_config.yml")
+    return files
+
+
+def stale_generated_files() -> list[Path]:
+    return [p for p, data in generated_files().items() if not p.is_file() or p.read_bytes() != data]
+
+
+def orphan_generated_files() -> list[Path]:
+    """Generated-looking files of zh/ that nothing generates any more (a page was removed)."""
+    wanted = set(generated_files())
+    found = [p for p in ZH.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts]
+    found += list((ZH / "chapters" / "quizzes").glob("*.json"))
+    return sorted(p for p in found if p not in wanted)
+
+
+def write_all() -> list[Path]:
+    written = []
+    for path, data in generated_files().items():
+        if path.is_file() and path.read_bytes() == data:
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        written.append(path)
+    for path in orphan_generated_files():
+        path.unlink()
+        written.append(path)
+    return written
+
+
+# --------------------------------------------------------------------------------------
+# Hand-translated pages
+
+
+def hand_translation_state(page: str) -> tuple[str, str]:
+    """('translated' | 'outdated' | 'missing' | 'malformed', detail) for a whole-page translation."""
+    zh_path = ZH / HAND_TRANSLATED[page]
+    english = ROOT / f"{page}.md"
+    if not zh_path.is_file():
+        return "missing", f"zh/{HAND_TRANSLATED[page]} does not exist"
+    first = zh_path.read_text(encoding="utf-8").split("\n", 1)[0]
+    match = HASH_LINE.match(first)
+    if not match or match.group(1) != f"{page}.md":
+        return "malformed", f"zh/{HAND_TRANSLATED[page]}: first line must be <!-- translated from {page}.md sha256:... -->"
+    if match.group(2) != text_hash(english.read_text(encoding="utf-8")):
+        return "outdated", f"{page}.md changed since zh/{HAND_TRANSLATED[page]} was translated"
+    return "translated", ""
+
+
+def hand_translation_header(page: str) -> str:
+    english = (ROOT / f"{page}.md").read_text(encoding="utf-8")
+    return f"<!-- translated from {page}.md sha256:{text_hash(english)} -->"
+
+
+# --------------------------------------------------------------------------------------
+# Command line
+
+
+def _status() -> int:
+    total = done = 0
+    for page in notebook_pages():
+        states = [s for _, s, _ in cell_states(page)]
+        t, u, o = states.count("translated"), states.count("untranslated"), states.count("outdated")
+        total += len(states)
+        done += t
+        print(f"{page:55s} {t:3d} translated {u:3d} untranslated {o:3d} outdated")
+    for page in HAND_TRANSLATED:
+        print(f"{page + '.md':55s} {hand_translation_state(page)[0]}")
+    for part in english_toc().get("parts", []):
+        if part.get("caption") not in CAPTIONS:
+            print(f"_toc.yml caption without a translation in zh_edition.CAPTIONS: {part.get('caption')!r}")
+    print(f"Markdown cells translated: {done} of {total}")
+    return 0
+
+
+def _scaffold(page: str) -> int:
+    nb = json.loads((ROOT / f"{page}.ipynb").read_text(encoding="utf-8"))
+    data = load_translation(page)
+    data["page"] = page
+    added = 0
+    for cell in markdown_cells(nb):
+        text = cell_text(cell)
+        entry = data["cells"].get(cell["id"])
+        if entry is None:
+            data["cells"][cell["id"]] = {"en_sha256": text_hash(text), "en": text, "zh": ""}
+            added += 1
+        elif not entry.get("zh", "").strip():
+            # Not translated yet: show the translator the English as it is now.
+            entry.update(en_sha256=text_hash(text), en=text)
+    # Keep the English order, so that translators read the page top to bottom.
+    order = [c["id"] for c in markdown_cells(nb)]
+    data["cells"] = {cid: data["cells"][cid] for cid in order if cid in data["cells"]} | {
+        cid: e for cid, e in data["cells"].items() if cid not in order}
+    save_translation(page, data)
+    print(f"{translation_path(page).relative_to(ROOT)}: {added} cells added")
+    return 0
+
+
+def quiz_translation_problems(nn: str) -> list[str]:
+    """Why zh/translations/quizzes/NN.json does not (or no longer) translate chapters/quizzes/NN.json."""
+    english_path, translated_path = _quiz_file(nn)
+    if not translated_path.is_file():
+        return []
+    english_text = english_path.read_text(encoding="utf-8") if english_path.is_file() else ""
+    if not english_text:
+        return [f"zh/translations/quizzes/{nn}.json: no English chapters/quizzes/{nn}.json"]
+    translated = json.loads(translated_path.read_text(encoding="utf-8"))
+    problems = []
+    if translated.get("en_sha256") != text_hash(english_text):
+        problems.append(f"chapters/quizzes/{nn}.json changed since it was translated")
+    english = json.loads(english_text)
+    if len(translated.get("zh", [])) != len(english):
+        problems.append(f"{len(translated.get('zh', []))} translated questions, {len(english)} English")
+    for i, (en_q, zh_q) in enumerate(zip(english, translated.get("zh", [])), 1):
+        keep = [(a.get("correct"), a.get("value"), a.get("type")) for a in en_q["answers"]]
+        got = [(a.get("correct"), a.get("value"), a.get("type")) for a in zh_q.get("answers", [])]
+        if en_q["type"] != zh_q.get("type") or keep != got or en_q.get("precision") != zh_q.get("precision"):
+            problems.append(f"question {i}: type, answers' correctness, values or precision differ from English")
+    return problems
+
+
+def _accept(page: str, ids: list[str]) -> int:
+    if page.startswith("quizzes/"):
+        nn = page.removeprefix("quizzes/")
+        english_path, translated_path = _quiz_file(nn)
+        data = json.loads(translated_path.read_text(encoding="utf-8"))
+        data["en_sha256"] = text_hash(english_path.read_text(encoding="utf-8"))
+        translated_path.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        print(f"zh/translations/quizzes/{nn}.json now translates the current chapters/quizzes/{nn}.json")
+        return 0
+    nb = json.loads((ROOT / f"{page}.ipynb").read_text(encoding="utf-8"))
+    english = {c["id"]: cell_text(c) for c in markdown_cells(nb)}
+    data = load_translation(page)
+    targets = ids or [cid for cid, state, _ in cell_states(page) if state == "outdated"]
+    for cid in targets:
+        if cid not in english:
+            print(f"{page}: no Markdown cell {cid}", file=sys.stderr)
+            return 1
+        entry = data["cells"].setdefault(cid, {"zh": ""})
+        entry["en_sha256"] = text_hash(english[cid])
+        entry["en"] = english[cid]
+        print(f"{page} {cid}: now translates the current English text")
+    save_translation(page, data)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--check", action="store_true")
+    group.add_argument("--status", action="store_true")
+    group.add_argument("--scaffold", metavar="PAGE")
+    group.add_argument("--accept", nargs="+", metavar=("PAGE", "CELL_ID"))
+    args = parser.parse_args(argv)
+    if args.status:
+        return _status()
+    if args.scaffold:
+        return _scaffold(args.scaffold)
+    if args.accept:
+        return _accept(args.accept[0], args.accept[1:])
+    if args.check:
+        stale = stale_generated_files() + orphan_generated_files()
+        for path in stale:
+            print(f"out of date: {path.relative_to(ROOT)}")
+        return 1 if stale else 0
+    for path in write_all():
+        print(f"wrote {path.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
