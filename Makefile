@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 export CUDA_VISIBLE_DEVICES :=
 export PYTHONHASHSEED := 0
 
-.PHONY: book test unit notebooks book-strict browser links browser-deps grade exercises bench clean
+.PHONY: book test unit integration notebooks book-strict browser links browser-deps grade grading-deps exercises solutions bench clean
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -18,17 +18,28 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet -r requirements.txt -e .
 	touch $@
 
-## book: build the HTML book into _build/html
+## book: build the HTML book: English into _build/html, Chinese into _build/html/zh.
+## The Chinese notebooks are generated first from the English ones + zh/translations/ (zh/README.md).
 book: $(STAMP)
+	$(BIN)/python zh/zh_edition.py
 	$(BIN)/jupyter-book build . -W -n --keep-going
-	@echo "The book: $(abspath _build/html/index.html)"
+	$(BIN)/jupyter-book build zh --path-output _build/zh -W -n --keep-going
+	rm -rf _build/html/zh && cp -r _build/zh/_build/html _build/html/zh
+	@echo "The book: $(abspath _build/html/index.html) (中文版: $(abspath _build/html/zh/index.html))"
 
 ## test: unit tests, every notebook under nbval, the book with warnings as errors, then the
 ## built book in a real browser and its links (in this order: the last step reads _build/html)
-test: unit notebooks book-strict browser
+# The system packages come first: a machine without them is told what to install before
+# anything else runs.
+test: browser-deps grading-deps unit integration notebooks book-strict browser
 
+## unit: the specification of mha, fast (tests marked `slow` and `browser` are left out)
 unit: $(STAMP)
-	$(BIN)/python -m pytest tests -n 2 -m "not browser"
+	$(BIN)/python -m pytest tests -n 2 -m "not browser and not slow"
+
+## integration: the slow tests (subprocesses, fresh venvs, grading of whole notebooks)
+integration: $(STAMP) grading-deps
+	$(BIN)/python -m pytest tests -n 2 -m "slow and not browser"
 
 # --dist loadscope keeps each notebook's cells on one worker, in order.
 notebooks: $(STAMP)
@@ -36,22 +47,36 @@ notebooks: $(STAMP)
 	  --nbval-sanitize-with tests/nbval_sanitize.cfg \
 	  -n 2 --dist loadscope chapters exercises
 
+# From scratch (Sphinx does not refresh every file of an existing build, e.g. changed CSS).
 book-strict: $(STAMP)
-	rm -rf _build/html
-	$(BIN)/jupyter-book build . -W -n --keep-going
+	rm -rf _build/html _build/zh
+	$(MAKE) --no-print-directory book
 
 # Debian's Chromium and its driver for the browser tests, and a CJK font so that the
-# glossary's Chinese shows in the screenshots. Installed only if missing (root, as on CI).
+# Chinese edition renders. Installed only if missing, and only by root (as on CI); anyone
+# else is told the one command to run, before any other step starts.
 BROWSER_DEBS := chromium chromium-driver fonts-wqy-microhei
 browser-deps:
-	@dpkg -s $(BROWSER_DEBS) >/dev/null 2>&1 || { \
-	  echo "Installing $(BROWSER_DEBS) with apt-get"; \
-	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $(BROWSER_DEBS); }
+	@if dpkg -s $(BROWSER_DEBS) >/dev/null 2>&1; then exit 0; fi; \
+	if [ "$$(id -u)" != 0 ]; then \
+	  echo ""; \
+	  echo "*** The browser tests need Chromium, its WebDriver and a Chinese font: not all installed."; \
+	  echo "*** Install them (Debian/Ubuntu) with:"; \
+	  echo ""; \
+	  echo "    sudo apt-get update && sudo apt-get install -y $(BROWSER_DEBS)"; \
+	  echo ""; \
+	  echo "*** then run make again. (Elsewhere: any Chromium + matching chromedriver on PATH, or"; \
+	  echo "*** set CHROMIUM and CHROMEDRIVER, and run 'make browser BROWSER_DEBS=' to skip this check.)"; \
+	  echo ""; \
+	  exit 1; \
+	fi; \
+	echo "Installing $(BROWSER_DEBS) with apt-get"; \
+	apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $(BROWSER_DEBS)
 
 ## browser: every page of _build/html in headless Chromium (network off) and the link check;
 ## screenshots go to _build/screenshots/. Builds the book first if it is not built.
 browser: $(STAMP) browser-deps
-	test -f _build/html/index.html || $(MAKE) book
+	test -f _build/html/index.html -a -f _build/html/zh/index.html || $(MAKE) book
 	$(BIN)/python -m pytest tests/browser -m browser
 
 ## links: only the link and anchor check of _build/html (no browser needed)
@@ -59,17 +84,35 @@ links: $(STAMP)
 	test -f _build/html/index.html || $(MAKE) book
 	$(BIN)/python -m pytest tests/browser/test_links.py -m browser
 
-## grade: grade submitted exercise notebooks: make grade SUBMISSIONS=folder [OUT=results]
-grade: $(STAMP)
+## grade: grade submitted exercise notebooks, each in a bubblewrap sandbox:
+##        make grade SUBMISSIONS=folder [OUT=results]
+grade: $(STAMP) grading-deps
 	$(BIN)/python -m grading.grade "$(SUBMISSIONS)" --out "$(or $(OUT),results)"
+
+## grading-deps: bubblewrap (the grading sandbox), installed with apt-get only if missing
+grading-deps:
+	@if command -v bwrap >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" != 0 ]; then \
+	  echo "*** Grading runs each notebook in a bubblewrap sandbox: bwrap is not installed."; \
+	  echo "*** Install it (Debian/Ubuntu) with:  sudo apt-get install -y bubblewrap"; \
+	  exit 1; \
+	else \
+	  echo "Installing bubblewrap with apt-get"; \
+	  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y bubblewrap; \
+	fi
 
 ## exercises: regenerate the exercises from grading/masters/ (otter assign) and re-execute them
 exercises: $(STAMP)
 	$(BIN)/python -m grading.assign
 
+## solutions: the instructor's solution notebooks, written to _build/solutions/ (never into the book)
+solutions: $(STAMP)
+	$(BIN)/python -m grading.solutions
+
 ## bench: time mha against PyTorch (not part of `make test`; prints ratios, writes bench/results.md)
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
+	$(BIN)/python bench/lm.py
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis
