@@ -42,10 +42,10 @@ import time
 from pathlib import Path
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 
 import mha
+from mha.course.references import torch_twin
 
 HERE = Path(__file__).resolve().parent
 D, HEADS = 512, 8
@@ -161,12 +161,9 @@ def kernels_used(fn) -> list[str]:
 def attention_forward(B: int, L: int, reps: int) -> dict:
     torch.manual_seed(0)
     ours = mha.MultiHeadAttention(D, HEADS).eval()
-    theirs = nn.MultiheadAttention(D, HEADS, batch_first=True).eval()
-    with torch.no_grad():  # same weights, so we can also check the outputs agree
-        theirs.in_proj_weight.copy_(torch.cat(
-            [ours.q_proj.weight, ours.k_proj.weight, ours.v_proj.weight]))
-        theirs.in_proj_bias.copy_(torch.cat([ours.q_proj.bias, ours.k_proj.bias, ours.v_proj.bias]))
-        theirs.out_proj.load_state_dict(ours.o_proj.state_dict())
+    # nn.MultiheadAttention(batch_first=True) in eval mode with the same weights, so we can
+    # also check the outputs agree
+    theirs = torch_twin(ours)
     x = torch.randn(B, L, D)
     # what a packed q|k|v projection (nn.MultiheadAttention's in_proj) would save us
     packed_w, packed_b = theirs.in_proj_weight.detach(), theirs.in_proj_bias.detach()

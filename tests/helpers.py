@@ -1,28 +1,11 @@
-"""Utilities for tests: copying weights between our modules and PyTorch's."""
+"""Utilities for tests: copying weights between our modules and PyTorch's.
+
+(Multi-head attention has its own, public copy: ``mha.course.references.torch_twin``.)
+"""
 import torch
 import torch.nn as nn
 
 import mha
-
-
-@torch.no_grad()
-def copy_into_torch_mha(ours: mha.MultiHeadAttention, theirs: nn.MultiheadAttention) -> None:
-    """Give ``nn.MultiheadAttention`` exactly our projection weights."""
-    theirs.in_proj_weight.copy_(torch.cat(
-        [ours.q_proj.weight, ours.k_proj.weight, ours.v_proj.weight]))
-    theirs.out_proj.weight.copy_(ours.o_proj.weight)
-    if ours.q_proj.bias is not None:
-        theirs.in_proj_bias.copy_(torch.cat(
-            [ours.q_proj.bias, ours.k_proj.bias, ours.v_proj.bias]))
-        theirs.out_proj.bias.copy_(ours.o_proj.bias)
-
-
-def torch_mha_like(ours: mha.MultiHeadAttention) -> nn.MultiheadAttention:
-    theirs = nn.MultiheadAttention(ours.d_model, ours.num_heads, batch_first=True,
-                                   bias=ours.q_proj.bias is not None,
-                                   dtype=ours.q_proj.weight.dtype)
-    copy_into_torch_mha(ours, theirs)
-    return theirs.eval()
 
 
 @torch.no_grad()

@@ -8,8 +8,8 @@ import torch.nn.functional as F
 from hypothesis import given
 from hypothesis import strategies as st
 
-from helpers import torch_mha_like
 from mha import KVCache, MultiHeadAttention, alibi_bias, apply_rope, causal_mask, padding_mask
+from mha.course.references import torch_twin
 
 configs = st.tuples(st.integers(1, 3), st.integers(1, 6), st.integers(1, 7),
                     st.integers(1, 4), st.integers(1, 5), st.booleans())
@@ -19,28 +19,20 @@ def _module(D, H, bias=True):
     return MultiHeadAttention(D, H, bias=bias).double().eval()
 
 
-@pytest.mark.parametrize("need_weights", [False, True])
-@given(config=configs, seed=st.integers(0, 2**16))
-def test_self_attention_matches_torch(need_weights, config, seed):
-    B, L, _, H, d, bias = config
-    torch.manual_seed(seed)
-    ours = _module(H * d, H, bias)
-    x = torch.randn(B, L, H * d, dtype=torch.float64)
-    out, _ = ours(x, need_weights=need_weights)
-    expected, _ = torch_mha_like(ours)(x, x, x, need_weights=False)
-    torch.testing.assert_close(out, expected)
-
-
-@pytest.mark.parametrize("need_weights", [False, True])
-@given(config=configs, seed=st.integers(0, 2**16))
-def test_cross_attention_with_different_lengths_matches_torch(need_weights, config, seed):
+def _check_against_torch(config, seed, need_weights, cross):
+    """Our module against nn.MultiheadAttention with the same weights: self-attention
+    (key defaults to the query) or cross-attention to a memory of another length S."""
     B, L, S, H, d, bias = config
     torch.manual_seed(seed)
     ours = _module(H * d, H, bias)
     query = torch.randn(B, L, H * d, dtype=torch.float64)
-    memory = torch.randn(B, S, H * d, dtype=torch.float64)
-    out, weights = ours(query, memory, need_weights=need_weights)
-    expected, expected_weights = torch_mha_like(ours)(query, memory, memory)
+    if cross:
+        memory = torch.randn(B, S, H * d, dtype=torch.float64)
+        out, weights = ours(query, memory, need_weights=need_weights)
+    else:
+        memory, S = query, L
+        out, weights = ours(query, need_weights=need_weights)
+    expected, expected_weights = torch_twin(ours)(query, memory, memory)
     assert out.shape == (B, L, H * d)
     torch.testing.assert_close(out, expected)
     if need_weights:
@@ -48,11 +40,23 @@ def test_cross_attention_with_different_lengths_matches_torch(need_weights, conf
         torch.testing.assert_close(weights.mean(dim=1), expected_weights)
 
 
+@pytest.mark.parametrize("need_weights", [False, True])
+@given(config=configs, seed=st.integers(0, 2**16))
+def test_self_attention_matches_torch(need_weights, config, seed):
+    _check_against_torch(config, seed, need_weights, cross=False)
+
+
+@pytest.mark.parametrize("need_weights", [False, True])
+@given(config=configs, seed=st.integers(0, 2**16))
+def test_cross_attention_with_different_lengths_matches_torch(need_weights, config, seed):
+    _check_against_torch(config, seed, need_weights, cross=True)
+
+
 def test_value_may_differ_from_key():
     ours = _module(8, 2)
     q, k, v = (torch.randn(2, n, 8, dtype=torch.float64) for n in (3, 5, 5))
     out, _ = ours(q, k, v)
-    torch.testing.assert_close(out, torch_mha_like(ours)(q, k, v)[0])
+    torch.testing.assert_close(out, torch_twin(ours)(q, k, v)[0])
 
 
 @pytest.mark.parametrize("need_weights", [False, True])
@@ -65,7 +69,7 @@ def test_causal_mask_matches_torch_with_inverted_polarity(need_weights, L, extra
     kv = torch.randn(2, S, 12, dtype=torch.float64)
     mask = causal_mask(L, S)
     out, weights = ours(q, kv, mask=mask, need_weights=need_weights)
-    expected, expected_weights = torch_mha_like(ours)(q, kv, kv, attn_mask=~mask)
+    expected, expected_weights = torch_twin(ours)(q, kv, kv, attn_mask=~mask)
     torch.testing.assert_close(out, expected)
     if need_weights:
         torch.testing.assert_close(weights.mean(1), expected_weights)
@@ -82,7 +86,7 @@ def test_padding_mask_matches_torch_key_padding_mask(need_weights, lengths, L, s
     kv = torch.randn(B, S, 8, dtype=torch.float64)
     mask = padding_mask(torch.tensor(lengths), S)
     out, weights = ours(q, kv, mask=mask, need_weights=need_weights)
-    expected, expected_weights = torch_mha_like(ours)(q, kv, kv, key_padding_mask=~mask[:, 0, 0])
+    expected, expected_weights = torch_twin(ours)(q, kv, kv, key_padding_mask=~mask[:, 0, 0])
     torch.testing.assert_close(out, expected)
     if need_weights:
         assert (weights[~mask.expand_as(weights)] == 0).all()

@@ -5,44 +5,36 @@ import torch.nn as nn
 from hypothesis import given
 from hypothesis import strategies as st
 
-from helpers import copy_feed_forward, copy_into_torch_mha, copy_norm, randomize_norms
+from helpers import copy_feed_forward, copy_norm, randomize_norms
 from mha import (DecoderLayer, EncoderLayer, FeedForward, Transformer, causal_mask,
                  padding_mask)
+from mha.course.references import torch_twin
 
 
-def _torch_encoder_layer(ours: EncoderLayer, norm_first: bool) -> nn.TransformerEncoderLayer:
-    D, H = ours.self_attn.d_model, ours.self_attn.num_heads
-    theirs = nn.TransformerEncoderLayer(D, H, ours.ff.expand.out_features, dropout=0.0,
-                                        batch_first=True, norm_first=norm_first,
-                                        dtype=torch.float64)
-    copy_into_torch_mha(ours.self_attn, theirs.self_attn)
+def _ours_and_torchs(layer_class, D, H, d_ff, norm_first: bool, seed: int):
+    """Our EncoderLayer or DecoderLayer (float64, norms perturbed) and PyTorch's
+    nn.TransformerEncoderLayer or nn.TransformerDecoderLayer with the same weights."""
+    torch.manual_seed(seed)
+    ours = layer_class(D, H, d_ff, norm_first=norm_first).double().eval()
+    randomize_norms(ours)
+    decoder = layer_class is DecoderLayer
+    torch_class = nn.TransformerDecoderLayer if decoder else nn.TransformerEncoderLayer
+    theirs = torch_class(D, H, d_ff, dropout=0.0, batch_first=True, norm_first=norm_first,
+                         dtype=torch.float64)
+    theirs.self_attn.load_state_dict(torch_twin(ours.self_attn).state_dict())
+    if decoder:
+        theirs.multihead_attn.load_state_dict(torch_twin(ours.cross_attn).state_dict())
     copy_feed_forward(ours.ff, theirs)
-    copy_norm(ours.norm1, theirs.norm1)
-    copy_norm(ours.norm2, theirs.norm2)
-    return theirs.eval()
-
-
-def _torch_decoder_layer(ours: DecoderLayer, norm_first: bool) -> nn.TransformerDecoderLayer:
-    D, H = ours.self_attn.d_model, ours.self_attn.num_heads
-    theirs = nn.TransformerDecoderLayer(D, H, ours.ff.expand.out_features, dropout=0.0,
-                                        batch_first=True, norm_first=norm_first,
-                                        dtype=torch.float64)
-    copy_into_torch_mha(ours.self_attn, theirs.self_attn)
-    copy_into_torch_mha(ours.cross_attn, theirs.multihead_attn)
-    copy_feed_forward(ours.ff, theirs)
-    for i in (1, 2, 3):
+    for i in (1, 2, 3) if decoder else (1, 2):
         copy_norm(getattr(ours, f"norm{i}"), getattr(theirs, f"norm{i}"))
-    return theirs.eval()
+    return ours, theirs.eval()
 
 
 @pytest.mark.parametrize("need_weights", [False, True], ids=["fused", "explicit"])
 @pytest.mark.parametrize("norm_first", [False, True])
 @given(lengths=st.lists(st.integers(1, 6), min_size=1, max_size=3), seed=st.integers(0, 2**16))
 def test_encoder_layer_matches_torch(need_weights, norm_first, lengths, seed):
-    torch.manual_seed(seed)
-    ours = EncoderLayer(12, 3, 20, norm_first=norm_first).double().eval()
-    randomize_norms(ours)
-    theirs = _torch_encoder_layer(ours, norm_first)
+    ours, theirs = _ours_and_torchs(EncoderLayer, 12, 3, 20, norm_first, seed)
     B, S = len(lengths), max(lengths)
     x = torch.randn(B, S, 12, dtype=torch.float64)
     mask = padding_mask(torch.tensor(lengths), S)
@@ -57,10 +49,7 @@ def test_encoder_layer_matches_torch(need_weights, norm_first, lengths, seed):
 @given(T=st.integers(1, 5), lengths=st.lists(st.integers(1, 6), min_size=1, max_size=3),
        seed=st.integers(0, 2**16))
 def test_decoder_layer_matches_torch(need_weights, norm_first, T, lengths, seed):
-    torch.manual_seed(seed)
-    ours = DecoderLayer(12, 4, 16, norm_first=norm_first).double().eval()
-    randomize_norms(ours)
-    theirs = _torch_decoder_layer(ours, norm_first)
+    ours, theirs = _ours_and_torchs(DecoderLayer, 12, 4, 16, norm_first, seed)
     B, S = len(lengths), max(lengths)
     x = torch.randn(B, T, 12, dtype=torch.float64)
     memory = torch.randn(B, S, 12, dtype=torch.float64)

@@ -191,24 +191,27 @@ const cells = Array.from(document.querySelectorAll('div.cell')).map(cell => {
   };
 });
 const hrefs = sel => Array.from(document.querySelectorAll(sel)).map(a => a.href);
+// named as PageVisit's fields, which this object fills
 return {
   title: document.title,
-  finalUrl: location.href,
-  mathElements: math.length,
-  mjxContainers: document.querySelectorAll('mjx-container').length,
-  untypeset: untypeset,
-  mathErrors: Array.from(document.querySelectorAll('mjx-merror')).map(e => e.textContent.slice(0, 80)),
+  final_url: location.href,
+  math_elements: math.length,
+  mjx_containers: document.querySelectorAll('mjx-container').length,
+  untypeset_math: untypeset,
+  math_errors: Array.from(document.querySelectorAll('mjx-merror')).map(e => e.textContent.slice(0, 80)),
   images: imgs,
   cells: cells,
-  colab: hrefs('a[href*="colab.research.google.com"]'),
-  binder: hrefs('a[href*="mybinder.org"]'),
-  downloads: hrefs('a[href$=".ipynb"]').filter(h => h.includes('/_sources/')),
+  launch_links: {
+    colab: hrefs('a[href*="colab.research.google.com"]'),
+    binder: hrefs('a[href*="mybinder.org"]'),
+  },
+  download_links: hrefs('a[href$=".ipynb"]').filter(h => h.includes('/_sources/')),
   footer: Array.from(document.querySelectorAll('footer')).map(f => f.innerText).join('\n'),
-  articleLinks: hrefs('article a[href]'),
+  article_links: hrefs('article a[href]'),
   favicon: (document.querySelector('link[rel~="icon"]') || {}).href || '',
-  htmlLang: document.documentElement.lang,
-  langSwitch: hrefs('a.lang-switch-link'),
-  searchLanguage: (window.DOCUMENTATION_OPTIONS || {}).LANGUAGE || '',
+  html_lang: document.documentElement.lang,
+  lang_switch: hrefs('a.lang-switch-link'),
+  search_language: (window.DOCUMENTATION_OPTIONS || {}).LANGUAGE || '',
 };
 """
 
@@ -303,27 +306,7 @@ class Visitor:
         drv.execute_async_script(_IMAGES_DONE_JS)
         facts = drv.execute_script(_FACTS_JS)
         time.sleep(0.2)  # let late console messages (failed fonts, scripts) arrive
-        visit = PageVisit(
-            page=page,
-            url=url,
-            final_url=facts["finalUrl"],
-            title=facts["title"],
-            console=self.console(),
-            math_elements=facts["mathElements"],
-            mjx_containers=facts["mjxContainers"],
-            untypeset_math=facts["untypeset"],
-            math_errors=facts["mathErrors"],
-            images=facts["images"],
-            cells=facts["cells"],
-            launch_links={"colab": facts["colab"], "binder": facts["binder"]},
-            download_links=facts["downloads"],
-            footer=facts["footer"],
-            article_links=facts["articleLinks"],
-            favicon=facts["favicon"],
-            html_lang=facts["htmlLang"],
-            lang_switch=facts["langSwitch"],
-            search_language=facts["searchLanguage"],
-        )
+        visit = PageVisit(page=page, url=url, console=self.console(), **facts)
         # Equations at the desktop width, then at a phone's (the window is put back after).
         eq = drv.execute_script(_EQUATIONS_JS)
         visit.display_equations = eq["count"]
