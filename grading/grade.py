@@ -161,6 +161,9 @@ def snapshot(subs: list[Submission], exercises: list[str], where: Path) -> Path:
         handed_out = EXERCISES / exercise / f"{exercise}.ipynb"
         if handed_out.exists():
             shutil.copyfile(handed_out, target / "distributed.ipynb")
+        handed_out_zh = ROOT / "zh" / "exercises" / exercise / f"{exercise}.ipynb"  # 中文版
+        if handed_out_zh.exists():
+            shutil.copyfile(handed_out_zh, target / "distributed_zh.ipynb")
     read_only(where)
     return where
 
@@ -182,6 +185,18 @@ def all_notes(sub: Submission) -> list[tuple[str, str]]:
     return notes
 
 
+# The feedback file speaks the language of the notebook the student handed in (the Chinese
+# edition's exercises ask for Chinese feedback); the notes are for the instructor too and
+# stay in English.
+FEEDBACK_LABELS = {
+    "en": dict(points="points", graded_file="Graded file", question="Question", points_col="Points",
+               notes="Notes", public="public test", hidden="hidden test", passed="passed",
+               failed="failed"),
+    "zh": dict(points="分", graded_file="评分的文件", question="题目", points_col="得分",
+               notes="说明", public="公开测试", hidden="隐藏测试", passed="通过", failed="未通过"),
+}
+
+
 def write_feedback(student: str, subs: list[Submission], exercises: dict, path: Path,
                    hide_hidden: bool) -> None:
     lines = [f"# Feedback for {student}", ""]
@@ -190,28 +205,27 @@ def write_feedback(student: str, subs: list[Submission], exercises: dict, path: 
             lines += ["## Not graded", "", *[f"- {n}" for _, n in sub.notes], ""]
             continue
         res, manifest = sub.result, exercises[sub.exercise]
-        lines += [f"## {manifest['title']}: {fmt(res['score'])} / {fmt(res['possible'])} points",
-                  "", f"Graded file: `{sub.path.name}` (sha256 {res.get('sha256', '?')[:12]})", "",
-                  "| Question | Points |", "|---|---|"]
+        say = FEEDBACK_LABELS.get(res.get("language"), FEEDBACK_LABELS["en"])
+        lines += [f"## {manifest['title']}: {fmt(res['score'])} / {fmt(res['possible'])} "
+                  f"{say['points']}", "",
+                  f"{say['graded_file']}: `{sub.path.name}` (sha256 {res.get('sha256', '?')[:12]})",
+                  "", f"| {say['question']} | {say['points_col']} |", "|---|---|"]
         for q, info in res["questions"].items():
             lines.append(f"| {q} | {fmt(info['score'])} / {fmt(info['possible'])} |")
         lines.append("")
         notes = all_notes(sub)
         if notes:
-            lines += ["### Notes", "", *[f"- {text}" for _, text in notes], ""]
+            lines += [f"### {say['notes']}", "", *[f"- {text}" for _, text in notes], ""]
         for q, info in res["questions"].items():
             lines += [f"### {q}: {fmt(info['score'])} / {fmt(info['possible'])}", ""]
             if info.get("error"):
                 lines += [f"- {info['error']}", ""]
-            public = hidden = 0
+            counts = {True: 0, False: 0}
             for case in info["cases"]:
-                if case["hidden"]:
-                    hidden += 1
-                    label = f"hidden test {hidden}"
-                else:
-                    public += 1
-                    label = f"public test {public}"
-                lines.append(f"- {label}: {'passed' if case['passed'] else 'failed'}")
+                counts[case["hidden"]] += 1
+                kind = say["hidden"] if case["hidden"] else say["public"]
+                verdict = say["passed"] if case["passed"] else say["failed"]
+                lines.append(f"- {kind} {counts[case['hidden']]}: {verdict}")
                 if not case["passed"] and not (case["hidden"] and hide_hidden):
                     message = case["message"][:4000]
                     lines += ["", "  ```", *[f"  {m}" for m in message.splitlines()], "  ```", ""]
@@ -338,8 +352,10 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, stop)
     try:
         shot = snapshot(todo, sorted({s.exercise for s in todo}), tmp / "snapshot")
-        loaded = {e: Exercise.load(shot / "autograder" / e, shot / "autograder" / e /
-                                   "distributed.ipynb") for e in {s.exercise for s in todo}}
+        loaded = {e: Exercise.load(shot / "autograder" / e,
+                                   shot / "autograder" / e / "distributed.ipynb",
+                                   shot / "autograder" / e / "distributed_zh.ipynb")
+                  for e in {s.exercise for s in todo}}
         keys = {e: ex.key() for e, ex in loaded.items()}
         limits = Limits(cell=args.cell_timeout, setup=max(180.0, args.cell_timeout),
                         call=args.check_time_limit, memory=args.memory_limit * 2**20,

@@ -522,4 +522,74 @@ BUGS = {
              'second = torch.tensor([[0.9, 0.1], [0.5, 0.5]])'),
         ], 'starts with it too'),
     ],
+    'ex15_capstone': [
+        # The first entry is graded through the instructor command by the slow tests: a training
+        # bug, which must cost q5 (the grader's own training run) and nothing else.
+        ('q5', 'targets not shifted: each position predicts its own token', [
+            ('logits = model(batch[:, :-1])                                    # [B, 64, V]',
+             'logits = model(batch[:, 1:])'),
+        ], 'predict token t + 1'),
+        ('q5', 'forgets optimizer.zero_grad() (the gradients add up)', [
+            ('    optimizer.zero_grad()\n    loss.backward()',
+             '    loss.backward()'),
+        ], 'optimizer.zero_grad()'),
+        ('q5', 'a model over the parameter budget', [
+            ('CONFIG = dict(d_model=64, num_heads=4, num_layers=2, d_ff=256)\n\n\ndef make_model',
+             'CONFIG = dict(d_model=128, num_heads=4, num_layers=4, d_ff=512)\n\n\ndef make_model'),
+        ], 'the budget is 200,000'),
+        ('q1', 'no causal mask', [
+            ('weights = torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1)',
+             'weights = torch.softmax(scores, dim=-1)'),
+        ], 'may not attend to later positions'),
+        ('q1', 'scales by sqrt(D)', [
+            ('scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)',
+             'scores = q @ k.transpose(-2, -1) / math.sqrt(D)'),
+        ], 'the width of ONE head'),
+        ('q1', 'softmax over the queries', [
+            ('weights = torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1)',
+             'weights = torch.softmax(scores.masked_fill(future, float("-inf")), dim=-2)'),
+        ], 'the softmax runs over the keys'),
+        ('q1', 'interleaved heads', [
+            ('q = self.q_proj(x).view(B, T, H, d_k).transpose(1, 2)',
+             'q = self.q_proj(x).view(B, T, d_k, H).permute(0, 3, 1, 2)'),
+            ('k = self.k_proj(x).view(B, T, H, d_k).transpose(1, 2)',
+             'k = self.k_proj(x).view(B, T, d_k, H).permute(0, 3, 1, 2)'),
+            ('v = self.v_proj(x).view(B, T, H, d_k).transpose(1, 2)',
+             'v = self.v_proj(x).view(B, T, d_k, H).permute(0, 3, 1, 2)'),
+            ('out = (weights @ v).transpose(1, 2).reshape(B, T, D)',
+             'out = (weights @ v).permute(0, 2, 3, 1).reshape(B, T, D)'),
+        ], 'head h takes the columns'),
+        ('q2', 'exact GELU instead of the tanh approximation', [
+            ('F.gelu(self.fc(x), approximate="tanh")',
+             'F.gelu(self.fc(x))'),
+        ], "tanh approximation"),
+        ('q2', 'post-LN block', [
+            ('x = x + self.attn(self.norm1(x))\n        return x + self.mlp(self.norm2(x))',
+             'x = self.norm1(x + self.attn(x))\n        return self.norm2(x + self.mlp(x))'),
+        ], 'post-LN block'),
+        ('q3', 'forgets the positions', [
+            ('x = self.tok_embed(tokens) + self.pos_embed(positions)',
+             'x = self.tok_embed(tokens)'),
+        ], 'add the learned positions'),
+        ('q3', 'output layer not tied to the embedding', [
+            ('self.lm_head.weight = self.tok_embed.weight',
+             'pass'),
+        ], 'tie them'),
+        ('q3', 'no check of the length', [
+            ('if T > self.max_len:',
+             'if False:'),
+        ], 'should raise ValueError'),
+        ('q4', 'does not crop the context', [
+            ('logits = model(tokens[:, -max_len:])[:, -1]',
+             'logits = model(tokens)[:, -1]'),
+        ], 'feed it only the last max_len'),
+        ('q4', 'keeps the first max_len tokens', [
+            ('logits = model(tokens[:, -max_len:])[:, -1]',
+             'logits = model(tokens[:, :max_len])[:, -1]'),
+        ], 'keep the LAST max_len tokens'),
+        ('q4', 'multiplies the logits by the temperature', [
+            ('torch.softmax(logits / temperature, dim=-1)',
+             'torch.softmax(logits * temperature, dim=-1)'),
+        ], 'divide the logits by the temperature'),
+    ],
 }

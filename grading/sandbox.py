@@ -197,6 +197,12 @@ class Remote:
     def __setattr__(self, name, value):
         raise AttributeError("the grader does not change the student's objects")
 
+    def notebook_module(self):
+        """The object's ``__module__`` in the sandbox: ``__main__`` for what the notebook's
+        cells define, a library's name for what they import (``mha.course.checks.forbid``
+        asks; the proxy's own ``__module__`` is this file's)."""
+        return self._sandbox.getattr(self, "__module__")
+
     def __bool__(self):
         return True
 

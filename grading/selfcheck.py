@@ -2,6 +2,7 @@
 
     python -m grading.selfcheck                    # every exercise
     python -m grading.selfcheck ex03_masking --json
+    python -m grading.selfcheck --quick            # without the slow questions (SLOW_QUESTIONS)
 
 For each exercise this grades, against the public *and* hidden tests of
 ``grading/autograder/<exercise>/tests``:
@@ -14,8 +15,12 @@ For each exercise this grades, against the public *and* hidden tests of
   hint), that text must be in the question's failure messages.
 
 The notebook's code cells run with ``exec`` in a fresh namespace per variant (the check
-cells are skipped; the test files are then run against the namespace with otter-grader's own
-test runner), so dozens of variants take seconds. The real grading path, a Jupyter kernel per
+cells and the cells tagged ``skip-in-grading`` are skipped, as the grader skips them; the test
+files are then run against the namespace with otter-grader's own test runner), so dozens of
+variants take seconds. The questions in ``SLOW_QUESTIONS`` (the capstone's training run, about
+a minute per variant) are graded too unless ``--quick`` leaves them out: then neither they nor
+their known bugs are checked (the test suite's quick run does this; its slow tests grade them
+through the instructor command). The real grading path, a Jupyter kernel per
 submission, is ``grading.grade``; the test suite runs it too.
 """
 from __future__ import annotations
@@ -35,6 +40,9 @@ import nbformat
 ROOT = Path(__file__).resolve().parent.parent
 AUTOGRADER = ROOT / "grading" / "autograder"
 EXERCISES = ROOT / "exercises"
+SKIP_TAG = "skip-in-grading"  # cells the grader does not run (the capstone's own training run)
+# Questions whose tests take a minute or more: (exercise, question) -> why
+SLOW_QUESTIONS = {("ex15_capstone", "q5"): "trains a model for 600 steps"}
 
 
 def apply_bug(nb, replacements: list[tuple[str, str]]):
@@ -54,7 +62,8 @@ def run_cells(nb, label: str) -> tuple[dict, list[str]]:
     namespace = {"__name__": "__main__"}
     errors = []
     for index, cell in enumerate(nb.cells):
-        if cell.cell_type != "code" or "grader.check(" in cell.source:
+        if cell.cell_type != "code" or "grader.check(" in cell.source \
+                or SKIP_TAG in cell.metadata.get("tags", []):
             continue
         filename = f"<{label} cell {index}>"
         linecache.cache[filename] = (len(cell.source), None, cell.source.splitlines(True), filename)
@@ -66,13 +75,16 @@ def run_cells(nb, label: str) -> tuple[dict, list[str]]:
     return namespace, errors
 
 
-def score(namespace: dict, exercise: str) -> dict[str, dict]:
-    """Points per question, and each failed test's feedback as ``<error type>: <message>``."""
+def score(namespace: dict, exercise: str, quick: bool = False) -> dict[str, dict]:
+    """Points per question, and each failed test's feedback as ``<error type>: <message>``
+    (``quick``: without the questions of ``SLOW_QUESTIONS``)."""
     from mha.course.checks import run_test_file
 
     scores = {}
     tests = sorted((AUTOGRADER / exercise / "tests").glob("q*.py"), key=lambda p: int(p.stem[1:]))
     for path in tests:
+        if quick and (exercise, path.stem) in SLOW_QUESTIONS:
+            continue
         test, results = run_test_file(path, namespace)
         failures = [f"{r.error}: {r.message}" for r in results if not r.passed]
         scores[test.name] = {"score": test.score, "possible": test.possible,
@@ -80,26 +92,29 @@ def score(namespace: dict, exercise: str) -> dict[str, dict]:
     return scores
 
 
-def variants(exercise: str):
+def variants(exercise: str, quick: bool = False):
     from grading.known_bugs import BUGS
 
     manifest = json.loads((AUTOGRADER / exercise / "manifest.json").read_text())
-    full = {q: p for q, p in manifest["questions"].items()}
+    full = {q: p for q, p in manifest["questions"].items()
+            if not (quick and (exercise, q) in SLOW_QUESTIONS)}
     solution = nbformat.read(AUTOGRADER / exercise / f"{exercise}-solution.ipynb", as_version=4)
     student = nbformat.read(EXERCISES / exercise / f"{exercise}.ipynb", as_version=4)
     yield "solution", solution, full, None
     yield "untouched student notebook", student, {q: 0 for q in full}, None
     for question, description, replacements, *feedback in BUGS.get(exercise, []):
+        if question not in full:
+            continue  # a slow question left out by --quick
         yield (f"bug in {question}: {description}", apply_bug(solution, replacements),
                {q: (0 if q == question else p) for q, p in full.items()},
                (question, feedback[0]) if feedback else None)
 
 
-def check_exercise(exercise: str) -> list[dict]:
+def check_exercise(exercise: str, quick: bool = False) -> list[dict]:
     reports = []
-    for name, nb, expected, feedback in variants(exercise):
+    for name, nb, expected, feedback in variants(exercise, quick):
         namespace, errors = run_cells(nb, exercise)
-        got = score(namespace, exercise)
+        got = score(namespace, exercise, quick)
         scores = {q: v["score"] for q, v in got.items()}
         ok = scores == expected and (not errors or name.startswith("bug"))
         hint_missing = None
@@ -121,6 +136,8 @@ def main(argv=None) -> int:
     parser.add_argument("--json", action="store_true", help="print the reports as JSON")
     parser.add_argument("--messages", action="store_true",
                         help="also print the feedback that each buggy variant gets")
+    parser.add_argument("--quick", action="store_true",
+                        help="leave out the slow questions (SLOW_QUESTIONS) and their bugs")
     args = parser.parse_args(argv)
     names = args.exercises or sorted(p.name for p in AUTOGRADER.iterdir() if p.is_dir())
     os.environ.setdefault("MHA_CHECK_TIME_LIMIT", "20")
@@ -133,7 +150,7 @@ def main(argv=None) -> int:
         os.chdir(tmp)
         try:
             for name in names:
-                reports += check_exercise(name)
+                reports += check_exercise(name, args.quick)
         finally:
             os.chdir(cwd)
     if args.json:

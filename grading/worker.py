@@ -10,8 +10,10 @@ things out; ``grading.grade`` grades a class from a snapshot, with the same ``gr
 
 1. reads the notebook here (JSON only) and notes what the instructor should know (check
    cells deleted, locked cells edited, references to the grader's internals);
-2. starts a sandbox (``grading.sandbox``: bubblewrap) and runs the notebook's code cells in it,
-   one request per cell, each with a time limit: past it the cell is interrupted, and if it
+2. starts a sandbox (``grading.sandbox``: bubblewrap) and runs the notebook's code cells in it
+   (not the check cells, nor the cells tagged ``skip-in-grading``: the capstone's own training
+   run, which its hidden test repeats with the grader's clock), one request per cell, each
+   with a time limit: past it the cell is interrupted, and if it
    ignores the interrupt the sandbox is killed, started again, and the notebook re-run without
    that cell; a cell that ends the process (``os._exit``, a crash, the memory limit) is skipped
    the same way. A sandbox that fails to start is started again (3 attempts);
@@ -45,6 +47,9 @@ AUTOGRADER = ROOT / "grading" / "autograder"
 EXERCISES = ROOT / "exercises"
 OUTPUT_BUDGET = 1_000_000  # bytes of output per cell before a note says it printed too much
 START_ATTEMPTS = 3
+# Cells with this tag are not run when grading: their work is redone by a test (the capstone's
+# training run); a student who removes the tag only spends the cell's time limit.
+SKIP_TAG = "skip-in-grading"
 NOTE_KINDS = ("duplicate", "tampering", "sandbox", "limits", "errors", "other")
 # Names in a notebook that only make sense as an attempt on the grader (they cannot work now).
 TAMPER_MARKERS = {
@@ -70,14 +75,23 @@ class Exercise:
     manifest: dict
     tests: dict[str, Path]  # question -> otter test file
     distributed: object | None  # the student notebook as handed out (for locked cells)
+    distributed_zh: object | None = None  # the Chinese edition's, which a student may hand in
 
     @classmethod
-    def load(cls, folder: Path, distributed: Path | None) -> "Exercise":
+    def load(cls, folder: Path, distributed: Path | None,
+             distributed_zh: Path | None = None) -> "Exercise":
         manifest = json.loads((folder / "manifest.json").read_text())
         tests = {q: folder / "tests" / f"{q}.py" for q in manifest["questions"]}
-        nb = nbformat.read(distributed, as_version=4) if distributed and distributed.exists() \
-            else None
-        return cls(folder.name, manifest, tests, nb)
+        read = lambda path: nbformat.read(path, as_version=4) if path and path.exists() else None  # noqa: E731
+        return cls(folder.name, manifest, tests, read(distributed), read(distributed_zh))
+
+    def handed_out(self, nb):
+        """The edition of the notebook the student started from (by its feedback language)."""
+        from mha.course.checks import notebook_language
+
+        if notebook_language(nb) == "zh" and self.distributed_zh is not None:
+            return self.distributed_zh
+        return self.distributed
 
     def key(self) -> str:
         """Changes when the tests change (a stored result is then stale)."""
@@ -124,9 +138,10 @@ def inspect_submission(nb, exercise: Exercise, notes: Notes) -> None:
                    for s in code):
             notes.add("tampering", f"the check cell of {question} was deleted or edited (its "
                                    f"tests ran anyway)")
-    if exercise.distributed is not None:
+    distributed = exercise.handed_out(nb)
+    if distributed is not None:
         sources = {c.source.strip() for c in nb.cells}
-        for cell in exercise.distributed.cells:
+        for cell in distributed.cells:
             if cell.metadata.get("editable", True) or cell.cell_type != "code":
                 continue
             if "grader.check(" in cell.source:
@@ -134,8 +149,7 @@ def inspect_submission(nb, exercise: Exercise, notes: Notes) -> None:
             if cell.source.strip() not in sources:
                 notes.add("tampering", f"a locked cell was edited or deleted: "
                                        f"`{first_line(cell.source)}`")
-    handed_out = {c.source.strip() for c in exercise.distributed.cells} \
-        if exercise.distributed is not None else set()
+    handed_out = {c.source.strip() for c in distributed.cells} if distributed is not None else set()
     for index, cell in enumerate(nb.cells):
         if cell.cell_type != "code" or cell.source.strip() in handed_out:
             continue
@@ -292,7 +306,7 @@ def empty_questions(exercise: Exercise, why: str) -> dict:
 
 def grade_notebook(raw: bytes, exercise: Exercise, limits: Limits, timeout: float) -> dict:
     """Grade one notebook (its bytes). Never raises for anything the notebook does."""
-    from mha.course.checks import run_test_file
+    from mha.course.checks import notebook_language, run_test_file
 
     started, cpu_started = time.monotonic(), time.thread_time()
     deadline = started + timeout
@@ -302,11 +316,14 @@ def grade_notebook(raw: bytes, exercise: Exercise, limits: Limits, timeout: floa
     try:
         nb = nbformat.reads(raw.decode("utf-8"), as_version=4)
         cells = [(i, c.source) for i, c in enumerate(nb.cells)
-                 if c.cell_type == "code" and not is_check_cell(c.source)]
+                 if c.cell_type == "code" and not is_check_cell(c.source)
+                 and SKIP_TAG not in c.metadata.get("tags", [])]
+        language = notebook_language(nb)  # the Chinese edition's notebooks get Chinese feedback
     except Exception as exc:  # not UTF-8, not JSON, not a notebook
         notes.add("other", f"not a readable notebook: {type(exc).__name__}: {exc}")
         result.update(status="invalid", questions=empty_questions(exercise, "not a notebook"))
         return finish(result, notes, started)
+    result["language"] = language
     inspect_submission(nb, exercise, notes)
 
     run = NotebookRun(cells, first_question_cell(nb), limits, deadline, notes)
@@ -325,7 +342,7 @@ def grade_notebook(raw: bytes, exercise: Exercise, limits: Limits, timeout: floa
                                     f"questions not yet graded get 0")
                 continue
             try:
-                test, cases = run_test_file(path, env)
+                test, cases = run_test_file(path, env, language=language)
             except Exception as exc:  # the tests themselves failed: this question only
                 result["questions"][question] = {
                     "score": 0.0, "possible": float(exercise.manifest["questions"][question]),
@@ -368,7 +385,8 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=float, default=600)
     args = parser.parse_args(argv)
     exercise = Exercise.load(AUTOGRADER / args.exercise,
-                             EXERCISES / args.exercise / f"{args.exercise}.ipynb")
+                             EXERCISES / args.exercise / f"{args.exercise}.ipynb",
+                             ROOT / "zh" / "exercises" / args.exercise / f"{args.exercise}.ipynb")
     limits = Limits(cell=args.cell_timeout, call=args.check_time_limit)
     result = grade_notebook(args.submission.read_bytes(), exercise, limits, args.timeout)
     text = json.dumps(result, indent=1)

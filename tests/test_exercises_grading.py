@@ -49,10 +49,13 @@ def test_every_chapter_has_an_exercise():
 
 
 def test_selfcheck_solutions_untouched_notebooks_and_known_bugs():
-    """One process for every exercise (importing torch and otter once)."""
+    """One process for every exercise (importing torch and otter once). ``--quick`` leaves out
+    the slow questions (the capstone's training run), which the slow tests below grade."""
     from grading.known_bugs import BUGS
+    from grading.selfcheck import SLOW_QUESTIONS
 
-    done = subprocess.run([sys.executable, "-m", "grading.selfcheck", *EXERCISES, "--json"],
+    done = subprocess.run([sys.executable, "-m", "grading.selfcheck", *EXERCISES, "--json",
+                           "--quick"],
                           cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=900)
     assert done.stdout, done.stderr[-3000:]
     reports = json.loads(done.stdout)
@@ -60,15 +63,63 @@ def test_selfcheck_solutions_untouched_notebooks_and_known_bugs():
     assert not bad, json.dumps(bad, indent=1)[:6000]
     for exercise in EXERCISES:
         assert len(BUGS[exercise]) >= 2, f"{exercise}: at least two classic bugs are checked"
+        quick = [b for b in BUGS[exercise] if (exercise, b[0]) not in SLOW_QUESTIONS]
         mine = [r for r in reports if r["exercise"] == exercise]
         assert [r["variant"] for r in mine[:2]] == ["solution", "untouched student notebook"]
-        assert len(mine) == 2 + len(BUGS[exercise])
-        assert mine[0]["got"] == _manifest(exercise)["questions"]
+        assert len(mine) == 2 + len(quick)
+        assert mine[0]["got"] == {q: p for q, p in _manifest(exercise)["questions"].items()
+                                  if (exercise, q) not in SLOW_QUESTIONS}
         untouched = mine[1]
         assert untouched["cell_errors"] == [] and set(untouched["got"].values()) == {0}
         for report in mine[2:]:  # each bug's feedback names what was checked
             messages = [m for ms in report["failures"].values() for m in ms]
             assert messages and all("CheckFailed" in m for m in messages), report
+
+
+def test_a_chinese_edition_notebook_is_compared_with_the_chinese_handout():
+    """The zh notebooks differ from the English ones in their checks cell (Chinese feedback): the
+    grader compares a submission with the edition it came from, so neither is called tampering."""
+    import nbformat
+
+    from grading.worker import Exercise, Notes, inspect_submission
+
+    for exercise in ("ex03_masking", EXERCISES[-1]):
+        english = ROOT / "exercises" / exercise / f"{exercise}.ipynb"
+        chinese = ROOT / "zh" / "exercises" / exercise / f"{exercise}.ipynb"
+        both = Exercise.load(AUTOGRADER / exercise, english, chinese)
+        for handed_in in (english, chinese):
+            notes = Notes()
+            inspect_submission(nbformat.read(handed_in, as_version=4), both, notes)
+            assert notes.items == [], (handed_in, notes.items)
+        notes = Notes()  # without the Chinese handout, its checks cell looks edited
+        inspect_submission(nbformat.read(chinese, as_version=4),
+                           Exercise.load(AUTOGRADER / exercise, english), notes)
+        assert [kind for kind, _ in notes.items] == ["tampering"], notes.items
+
+
+def test_feedback_file_speaks_the_language_of_the_graded_notebook(tmp_path):
+    from grading.grade import Submission, write_feedback
+
+    def graded(language):
+        case = {"name": "q1", "hidden": False, "passed": False, "message": "causal_mask(4) ..."}
+        result = {"score": 0.0, "possible": 2.0, "sha256": "0" * 64, "notes": [],
+                  "questions": {"q1": {"score": 0.0, "possible": 2.0, "cases": [
+                      case, {**case, "hidden": True, "passed": True}]}}}
+        if language:
+            result["language"] = language
+        return Submission("alice", Path("alice.ipynb"), "ex03_masking", result=result)
+
+    exercises = {"ex03_masking": {"title": "Exercise 3"}}
+    pages = {}
+    for language in (None, "en", "zh"):
+        write_feedback("alice", [graded(language)], exercises, tmp_path / "f.md", False)
+        pages[language] = (tmp_path / "f.md").read_text(encoding="utf-8")
+    assert pages[None] == pages["en"]  # results stored before the language was recorded
+    assert "- public test 1: failed" in pages["en"] and "- hidden test 1: passed" in pages["en"]
+    assert "## Exercise 3: 0 / 2 points" in pages["en"]
+    assert "- 公开测试 1: 未通过" in pages["zh"] and "- 隐藏测试 1: 通过" in pages["zh"]
+    assert "| 题目 | 得分 |" in pages["zh"]
+    assert "## Exercise 3: 0 / 2 分" in pages["zh"]
 
 
 # ------------------------------------------------------------------ the instructor command
@@ -96,7 +147,9 @@ def test_instructor_command_grades_solutions_and_known_bugs_like_selfcheck(tmp_p
     the grader), in the one-folder-per-student layout: one student handed in every solution,
     another every exercise with its first classic bug of grading/known_bugs.py. The solutions
     get full marks and no notes; each bug loses exactly its question's points, as in selfcheck
-    (the sandbox's proxies change no verdict)."""
+    (the sandbox's proxies change no verdict). The capstone's first bug is a training bug: its
+    q5, the grader's own training run through the proxies, is graded here for the solution
+    (full marks) and for that bug (q5 only lost)."""
     import nbformat
 
     from grading.known_bugs import BUGS

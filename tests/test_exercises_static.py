@@ -31,6 +31,7 @@ from grading import assign  # noqa: E402
 from mha.course import checks as ec  # noqa: E402
 
 MASTERS = sorted(p.stem for p in (ROOT / "grading" / "masters").glob("ex*.ipynb"))
+CAPSTONE = "ex15_capstone"
 BRIEF_SETUP = '''\
 # Setup: on Google Colab (or wherever MHA_COURSE_SOURCE is set) install the course package `mha`.
 import os, subprocess, sys
@@ -54,10 +55,12 @@ def public_files(exercise: str) -> list[str]:
 
 
 def test_one_master_per_chapter_and_masters_outside_nbval_and_the_book():
-    # every chapter has its exercise, and every exercise its chapter
-    numbers = [int(m.split("_")[0][2:]) for m in MASTERS]
+    # every chapter has its exercise, and every exercise its chapter, except the capstone,
+    # which comes after the last chapter and builds on chapters 11-14
+    numbers = [int(m.split("_")[0][2:]) for m in MASTERS if m != CAPSTONE]
     chapters = sorted(int(p.name[:2]) for p in (ROOT / "chapters").glob("[0-9][0-9]_*.ipynb"))
     assert numbers == chapters and len(numbers) >= 14
+    assert CAPSTONE in MASTERS and int(CAPSTONE[2:4]) == chapters[-1] + 1
     toc = (ROOT / "_toc.yml").read_text()
     for exercise in MASTERS:
         assert f"file: exercises/{exercise}/{exercise}\n" in toc, exercise
@@ -215,6 +218,18 @@ def test_every_exercise_has_a_transfer_question_graded_by_hidden_tests(exercise)
     for heading in transfer:
         name = "q" + heading.split()[2].rstrip(":")
         assert name in questions
+
+
+def test_capstone_training_cells_are_left_to_the_grader():
+    """The capstone's notebook runs the graded training itself (so the student sees the number);
+    the grader and selfcheck skip those cells (the hidden test trains with the grader's clock)."""
+    from grading import selfcheck, worker
+
+    assert worker.SKIP_TAG == selfcheck.SKIP_TAG == "skip-in-grading"
+    nb = nbformat.read(student_path(CAPSTONE), as_version=4)
+    training = [c for c in nb.cells if c.cell_type == "code" and "train_and_evaluate(" in c.source]
+    assert training and all(worker.SKIP_TAG in c.metadata.get("tags", []) for c in training)
+    assert (CAPSTONE, "q5") in selfcheck.SLOW_QUESTIONS
 
 
 @pytest.mark.parametrize("exercise", ["ex06_norms", "ex07_decoding"])

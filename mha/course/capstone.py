@@ -1,0 +1,289 @@
+"""The capstone exercise's training run, measured by whoever calls it (the learner or the grader).
+
+:func:`train_and_evaluate` takes three of the learner's functions, ``make_model()``,
+``make_optimizer(model)`` and ``train_step(model, optimizer, batch)``, and does everything
+that decides the grade itself:
+
+1. builds the model and checks that it is untrained: its held-out loss must be above
+   :func:`unigram_loss`, the loss of a model that knows only how often each token occurs
+   (weights trained elsewhere and loaded in are refused);
+2. feeds ``train_step`` its own batches, ``steps`` random windows of the course corpus's
+   *training* ids (:func:`mha.course.corpus.random_windows`, seeded), measuring the wall
+   time of the whole loop; past ``budget_seconds`` it stops with :class:`CapstoneError`;
+3. fetches the trained weights as plain data (``model.state_dict()``), loads them into a
+   reference :class:`mha.GPT` (GPT-2 layout, :func:`reference_gpt`; the parameter names and
+   shapes must be mha.GPT's), checks the parameter budget and that the reference
+   reproduces the learner's own logits, and computes the held-out loss **on the reference**
+   with :func:`mha.course.corpus.held_out_loss`.
+
+In the grader the learner's functions are proxies of the sandboxed notebook (each call is one
+request), so only tensors, numbers and dicts come back; nothing the notebook reports about
+its own loss is used.
+
+Also here: the reference modules with the exercise's interfaces (:class:`CausalSelfAttention`,
+:class:`Block`, :class:`GPT`), which grade each question with correct versions of the earlier
+ones, and :func:`init_gpt2_`, GPT-2's initialisation for a model with mha.GPT's names.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import torch
+import torch.nn as nn
+
+from ..gpt import GPT as _GPT
+from ..gpt import Block as _Block
+from ..gpt import GPTConfig
+from ..masks import causal_mask
+from ..multihead import MultiHeadAttention
+from .corpus import corpus_ids, held_out_loss, random_windows
+
+VOCAB_SIZE = 512  # the course tokenizer's (corpus.corpus_tokenizer(512))
+
+# The graded run: the data, the time and the size every learner gets, and the target.
+# Measured on the course's 2-core machine: the reference solution (137k parameters, AdamW at a
+# constant 3e-3) reached 3.49-3.56 over three seeds in 35-40 s of CPU time on one thread; the
+# wall-clock budget is several times that, as a grading machine may be busy.
+GRADED_RUN = dict(steps=600, batch_size=32, context=64, budget_seconds=300.0,
+                  max_parameters=200_000, seed=1234)
+TARGET_LOSS = 3.75  # nats per token on the held-out modules
+
+
+class CapstoneError(Exception):
+    """The training run cannot be graded; the message says why, in the learner's terms."""
+
+
+# ----------------------------------------------------------------------------- references
+
+class CausalSelfAttention(MultiHeadAttention):
+    """``CausalSelfAttention(d_model, num_heads)``: ``x [B, T, D] -> [B, T, D]``, causal,
+    with biases and mha.MultiHeadAttention's ``q_proj``/``k_proj``/``v_proj``/``o_proj``."""
+
+    def __init__(self, d_model: int, num_heads: int):
+        super().__init__(d_model, num_heads, bias=True)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        T = x.shape[1]
+        return super().forward(x, mask=causal_mask(T, device=x.device))[0]
+
+
+class Block(nn.Module):
+    """``Block(d_model, num_heads, d_ff)``: mha.GPT's pre-LN block (GPT-2 style),
+    ``x [B, T, D] -> [B, T, D]``, causal."""
+
+    def __init__(self, d_model: int, num_heads: int, d_ff: int):
+        super().__init__()
+        inner = _Block(GPTConfig(1, 1, d_model, num_heads, 1, d_ff, style="gpt2"))
+        # the same submodules under the same names: norm1, attn, norm2, mlp.{fc, proj}
+        self.norm1, self.attn, self.norm2, self.mlp = inner.norm1, inner.attn, inner.norm2, inner.mlp
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        T = x.shape[1]
+        mask = causal_mask(T, device=x.device)
+        x = x + self.attn(self.norm1(x), mask=mask)[0]
+        return x + self.mlp(self.norm2(x))
+
+
+class GPT(_GPT):
+    """``GPT(vocab_size, max_len, d_model, num_heads, num_layers, d_ff)``: mha.GPT in
+    GPT-2's layout (learned positions, LayerNorm, GELU MLP, tied output layer)."""
+
+    def __init__(self, vocab_size: int, max_len: int, d_model: int, num_heads: int,
+                 num_layers: int, d_ff: int):
+        super().__init__(GPTConfig(vocab_size, max_len, d_model, num_heads, num_layers, d_ff,
+                                   style="gpt2"))
+
+
+def init_gpt2_(model: nn.Module) -> nn.Module:
+    """GPT-2's initialisation, in place, for a model with mha.GPT's parameter names: every
+    ``nn.Linear`` and ``nn.Embedding`` weight from N(0, 0.02), biases 0; the projections that
+    write into the residual stream (``attn.o_proj``, ``mlp.proj``) with std divided by
+    ``sqrt(2 * num_layers)``. LayerNorms keep weight 1 and bias 0. Returns ``model``."""
+    num_layers = max(1, len({name.split(".")[1] for name, _ in model.named_modules()
+                             if name.startswith("blocks.")}))
+    with torch.no_grad():
+        for name, module in model.named_modules():
+            if isinstance(module, (nn.Linear, nn.Embedding)):
+                std = 0.02
+                if name.endswith("attn.o_proj") or name.endswith("mlp.proj"):
+                    std /= math.sqrt(2 * num_layers)
+                module.weight.normal_(0.0, std)
+                if getattr(module, "bias", None) is not None:
+                    module.bias.zero_()
+    return model
+
+
+# ----------------------------------------------------------------------------- the reference model
+
+def reference_gpt(state: dict, num_heads: int) -> _GPT:
+    """An :class:`mha.GPT` (GPT-2 style) holding the weights ``state`` (a state dict).
+
+    The sizes come from the shapes (``tok_embed.weight [V, D]``, ``pos_embed.weight
+    [max_len, D]``, ``blocks.i.mlp.fc.weight [d_ff, D]``, the number of blocks), the number
+    of heads from ``num_heads``. The output layer is tied to the token embedding when the two
+    matrices are equal. Raises :class:`CapstoneError` naming what does not fit.
+    """
+    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
+        raise CapstoneError("model.state_dict() must give a dict of tensors (your model should be "
+                            "an nn.Module)")
+    for name in ("tok_embed.weight", "pos_embed.weight", "blocks.0.mlp.fc.weight"):
+        if name not in state:
+            raise CapstoneError(f"your model has no parameter `{name}`: the names must be those of "
+                                f"mha.GPT (tok_embed, pos_embed, blocks.i.{{norm1, attn.q_proj, ...}}, "
+                                f"norm, lm_head); yours start {sorted(state)[:4]}")
+    V, D = state["tok_embed.weight"].shape
+    max_len = state["pos_embed.weight"].shape[0]
+    d_ff = state["blocks.0.mlp.fc.weight"].shape[0]
+    num_layers = len({k.split(".")[1] for k in state if k.startswith("blocks.")})
+    if D % num_heads:
+        raise CapstoneError(f"d_model={D} is not divisible by num_heads={num_heads}")
+    tied = "lm_head.weight" not in state or torch.equal(state["lm_head.weight"],
+                                                         state["tok_embed.weight"])
+    config = GPTConfig(V, max_len, D, num_heads, num_layers, d_ff, style="gpt2", tie_weights=tied)
+    model = _GPT(config)
+    try:
+        model.load_state_dict(state)
+    except RuntimeError as exc:
+        lines = [ln.strip() for ln in str(exc).splitlines()[1:4]]
+        raise CapstoneError(f"your weights do not fit mha.GPT({config.vocab_size}, max_len="
+                            f"{max_len}, d_model={D}, num_heads={num_heads}, num_layers="
+                            f"{num_layers}, d_ff={d_ff}): {' '.join(lines)}"[:900]) from None
+    return model.eval()
+
+
+def unigram_loss(vocab_size: int = VOCAB_SIZE) -> float:
+    """Held-out loss (nats per token) of the best model that ignores the context: the token
+    frequencies of the training ids (add-one smoothed). An untrained model cannot beat it."""
+    train_ids, held_ids = corpus_ids(vocab_size)
+    counts = torch.bincount(train_ids, minlength=vocab_size).double() + 1
+    log_p = (counts / counts.sum()).log()
+    return -log_p[held_ids].mean().item()
+
+
+def _state(model) -> dict:
+    state = model.state_dict()
+    return dict(state) if isinstance(state, dict) else state
+
+
+def _check_same_logits(model, reference, batch: torch.Tensor, when: str) -> None:
+    model.eval()
+    with torch.no_grad():
+        got = model(batch)
+        expected = reference(batch)
+    model.train()
+    if not isinstance(got, torch.Tensor) or got.shape != expected.shape:
+        shape = list(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
+        raise CapstoneError(f"model(tokens {list(batch.shape)}) should return logits "
+                            f"{list(expected.shape)}; got {shape}")
+    error = (got.double() - expected.double()).abs().max().item()
+    if not error <= 1e-3:
+        raise CapstoneError(
+            f"{when}, mha.GPT loaded with your model's weights does not reproduce its logits "
+            f"(largest difference {error:.3g}): your model computes something else with the "
+            f"same weights. Its layout must be the one of questions 1-3 (pre-LN blocks, GELU "
+            f"with the tanh approximation, LayerNorm eps 1e-5, learned positions, no dropout), "
+            f"and num_heads must be the one you declared.")
+
+
+def train_and_evaluate(make_model, make_optimizer, train_step, *, num_heads: int, steps: int,
+                       batch_size: int, context: int, budget_seconds: float,
+                       max_parameters: int, seed: int, vocab_size: int = VOCAB_SIZE,
+                       progress=None) -> dict:
+    """Train the learner's model on the corpus within a time budget and measure it.
+
+    ``make_model()`` -> an ``nn.Module`` with mha.GPT's parameter names (GPT-2 style,
+    ``model(tokens [B, T]) -> logits [B, T, V]``) and ``num_heads`` heads;
+    ``make_optimizer(model)`` -> whatever ``train_step`` needs; ``train_step(model, optimizer,
+    batch)`` does one update on ``batch`` ``[batch_size, context + 1]`` (token ids; the
+    model reads ``context`` tokens, position ``t`` predicts token ``t + 1``) and returns the
+    training loss (a number). ``progress(step, loss)`` is called after every step if given.
+
+    Returns ``{"held_out_loss", "fresh_loss", "unigram_loss", "train_loss" (per step),
+    "seconds" (the training loop's wall time), "parameters", "model" (the trained model)}``.
+    Raises
+    :class:`CapstoneError` when the run cannot be graded (too slow, too big, already
+    trained, not mha.GPT's layout).
+    """
+    train_ids, held_ids = corpus_ids(vocab_size)
+    generator = torch.Generator().manual_seed(seed)
+    model = make_model()
+    if model is None:
+        raise CapstoneError("make_model() returned None")
+
+    # 1. a fresh, untrained model of the allowed size, in mha.GPT's layout
+    fresh = reference_gpt(_state(model), num_heads)
+    config = fresh.config
+    if config.vocab_size != vocab_size:
+        raise CapstoneError(f"the vocabulary must be the course tokenizer's, {vocab_size} tokens; "
+                            f"your tok_embed has {config.vocab_size} rows")
+    if config.max_len < context:
+        raise CapstoneError(f"the model reads {context} tokens at once, but its max_len is "
+                            f"{config.max_len}")
+    parameters = sum(p.numel() for p in fresh.parameters())  # a tied matrix counts once
+    if parameters > max_parameters:
+        raise CapstoneError(f"your model has {parameters:,} parameters; the budget is "
+                            f"{max_parameters:,}")
+    probe = random_windows(held_ids, 2, context, torch.Generator().manual_seed(seed + 1))
+    _check_same_logits(model, fresh, probe, "Before training")
+    fresh_loss = held_out_loss(fresh, held_ids, context + 1)
+    floor = unigram_loss(vocab_size)
+    if fresh_loss <= floor:
+        raise CapstoneError(
+            f"the model from make_model() already has a held-out loss of {fresh_loss:.3f} before "
+            f"any training, below {floor:.3f} (a model that knows only the token frequencies): "
+            f"make_model() must build a freshly initialised model, not load trained weights")
+
+    # 2. the training loop: our batches, our clock
+    optimizer = make_optimizer(model)
+    model.train()
+    losses = []
+    start = time.perf_counter()
+    for step in range(steps):
+        batch = random_windows(train_ids, batch_size, context + 1, generator)  # [B, context+1]
+        loss = train_step(model, optimizer, batch)
+        try:
+            losses.append(float(loss))
+        except (TypeError, ValueError, RuntimeError):
+            raise CapstoneError(f"train_step returned {type(loss).__name__}; it should return "
+                                f"the batch's training loss (a number, e.g. loss.item())") from None
+        elapsed = time.perf_counter() - start
+        if elapsed > budget_seconds:
+            raise CapstoneError(f"training took more than the budget of {budget_seconds:g} s: "
+                                f"{elapsed:.0f} s after step {step + 1} of {steps}. Make the "
+                                f"model or the step cheaper")
+        if progress is not None:
+            progress(step, losses[-1])
+    seconds = time.perf_counter() - start
+
+    # 3. the trained weights, as data, measured on our reference model
+    trained = reference_gpt(_state(model), num_heads)
+    if trained.config != config:
+        raise CapstoneError("the model's sizes changed during training")
+    _check_same_logits(model, trained, probe, "After training")
+    return {"held_out_loss": held_out_loss(trained, held_ids, context + 1),
+            "fresh_loss": fresh_loss, "unigram_loss": floor, "train_loss": losses,
+            "seconds": seconds, "parameters": parameters, "model": model}
+
+
+def diagnose(result: dict) -> str:
+    """A hint for a run that missed the target, from its training and held-out losses."""
+    losses = result["train_loss"]
+    first = sum(losses[:10]) / len(losses[:10])
+    last = sum(losses[-50:]) / len(losses[-50:])
+    held = result["held_out_loss"]
+    if not last == last or not held == held:  # nan
+        return ("\n  Hint: the loss became nan: a learning rate too large for this model? Clip "
+                "the gradients (torch.nn.utils.clip_grad_norm_).")
+    if last < first - 1.0 and held > first:
+        return (f"\n  Hint: your training loss fell to {last:.2f} while the held-out loss is "
+                f"{held:.2f}, worse than before training: the model learned something that does "
+                f"not hold on new text. Does train_step make position t predict token t + 1 "
+                f"(inputs batch[:, :-1], targets batch[:, 1:])?")
+    if last > first - 1.0:
+        return (f"\n  Hint: the training loss hardly fell ({first:.2f} -> {last:.2f}). Does "
+                f"train_step call optimizer.zero_grad(), loss.backward() and optimizer.step() "
+                f"every time? Is the learning rate far too small, or too large?")
+    return (f"\n  Hint: the training works ({first:.2f} -> {last:.2f}) but not well enough: a "
+            f"larger learning rate with a warm-up and a decay, gradient clipping, or another "
+            f"shape of the model within the budgets.")
