@@ -45,7 +45,7 @@ integration: $(STAMP) grading-deps
 notebooks: $(STAMP)
 	$(BIN)/python -m pytest --nbval --nbval-current-env \
 	  --nbval-sanitize-with tests/nbval_sanitize.cfg \
-	  -n 2 --dist loadscope chapters exercises
+	  -n 2 --dist loadscope chapters exercises zh/exercises
 
 # From scratch (Sphinx does not refresh every file of an existing build, e.g. changed CSS).
 book-strict: $(STAMP)

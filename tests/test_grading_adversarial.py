@@ -228,6 +228,11 @@ for _ in range(5000):
     children += 1""")
     save("hugo", hugo, ALL)
 
+    # ivan's q3 is the library's function, imported (its source has no banned name): not his own.
+    ivan = _solution()
+    _define(ivan, "attention", "from mha import scaled_dot_product_attention as attention")
+    save("ivan", ivan, ALL - {"q3"})
+
     # zoe handed in twice: a buggy notebook, then (later) a correct one in a folder.
     save("zoe", _bug("q1", "scaling"), ALL - {"q1"})
     save("zoe", _solution(), ALL, folder=True)
@@ -304,26 +309,35 @@ def test_clean_submissions_have_no_notes(graded):
         assert all(graded["rows"][name][k] == "" for k in KINDS), graded["rows"][name]
 
 
-def test_each_row_says_what_happened(graded):
-    rows = graded["rows"]
-    assert "raised ValueError: oops" in rows["carol"]["errors"]
-    assert "called sys.exit()" in rows["carol"]["errors"]
-    assert f"ran for more than {LIMITS['cell_timeout']} s and was interrupted" in rows["dave"]["limits"]
-    assert "check cell of q1 was deleted or edited" in rows["erin"]["tampering"]
-    assert "check cell of q2 was deleted or edited" in rows["erin"]["tampering"]
-    assert "tests/q1.py" in rows["erin"]["tampering"]
-    assert "printed 5.0 MB" in rows["erin"]["limits"]
-    assert "ended the notebook's process" in rows["frank"]["sandbox"]
-    assert "mha.course.checks" in rows["mallory"]["tampering"]
-    assert "ignored the interrupt" in rows["xena"]["limits"]
-    assert "hit the memory limit (MemoryError)" in rows["hugo"]["limits"]
-    assert "hit the memory limit (RuntimeError)" in rows["hugo"]["limits"]
-    assert f"ran for more than {LIMITS['cell_timeout']} s" in rows["hugo"]["limits"]
-    assert "MB of output" in rows["hugo"]["limits"]
-    assert "2 notebooks for ex01_self_attention" in rows["zoe"]["duplicate"]
-    assert "zoe/ex01_self_attention.ipynb" in rows["zoe"]["duplicate"]
-    # one note per line, in its own column: CSV-safe whatever the notes contain
-    assert len(rows["erin"]["tampering"].splitlines()) >= 3
+# (student, column of grades.csv, what the note in it must say)
+EXPECTED_NOTES = [
+    ("carol", "errors", "raised ValueError: oops"),
+    ("carol", "errors", "called sys.exit()"),
+    ("dave", "limits", f"ran for more than {LIMITS['cell_timeout']} s and was interrupted"),
+    ("erin", "tampering", "check cell of q1 was deleted or edited"),
+    ("erin", "tampering", "check cell of q2 was deleted or edited"),
+    ("erin", "tampering", "tests/q1.py"),
+    ("erin", "limits", "printed 5.0 MB"),
+    ("frank", "sandbox", "ended the notebook's process"),
+    ("mallory", "tampering", "mha.course.checks"),
+    ("xena", "limits", "ignored the interrupt"),
+    ("hugo", "limits", "hit the memory limit (MemoryError)"),
+    ("hugo", "limits", "hit the memory limit (RuntimeError)"),
+    ("hugo", "limits", f"ran for more than {LIMITS['cell_timeout']} s"),
+    ("hugo", "limits", "MB of output"),
+    ("zoe", "duplicate", "2 notebooks for ex01_self_attention"),
+    ("zoe", "duplicate", "zoe/ex01_self_attention.ipynb"),
+]
+
+
+@pytest.mark.parametrize("student, kind, note", EXPECTED_NOTES)
+def test_each_row_says_what_happened(graded, student, kind, note):
+    assert note in graded["rows"][student][kind]
+
+
+def test_notes_are_one_per_line_in_their_own_column(graded):
+    # CSV-safe whatever the notes contain
+    assert len(graded["rows"]["erin"]["tampering"].splitlines()) >= 3
 
 
 def test_feedback_explains_lost_points(graded):
@@ -337,6 +351,12 @@ def test_feedback_explains_lost_points(graded):
     assert len(erin) < 100_000  # the 5 MB of output are not copied into the feedback
     yves = (feedback / "yves.md").read_text()
     assert "did not finish within" in yves
+
+
+def test_an_imported_library_function_is_not_the_students_answer(graded):
+    ivan = (graded["out"] / "feedback" / "ivan.md").read_text()
+    assert "`attention` is `mha.attention.scaled_dot_product_attention`, imported from a library" in ivan
+    assert f"### q3: 0 / {POINTS['q3']:g}" in ivan
 
 
 def test_hidden_tests_and_solutions_stay_hidden(graded):

@@ -7,13 +7,20 @@
 * The Chinese notebooks are generated (zh/zh_edition.py): their code cells, outputs and
   metadata are the English ones byte for byte, so nbval over the English notebooks checks
   the Chinese code too; the tests below prove it for the committed files, and that they are
-  what the generator makes from the current English notebooks and translations.
+  what the generator makes from the current English notebooks and translations. Two generated
+  source changes are allowed (ALLOWED_CODE_CHANGES): the exercises' checks give Chinese
+  feedback, and the quiz cell fetches the Chinese quiz on Colab. Two generated output changes:
+  the quiz cell shows the Chinese quiz, and an exercise's check cells show the feedback in Chinese,
+  as a run of the Chinese notebook prints it (nbval over zh/exercises proves that; the test
+  below proves that it is the English output translated by mha.course.checks, and nothing else).
+* Links to the published English book in Chinese pages go to the Chinese edition.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -23,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "zh"))
 
 import zh_edition as zh  # noqa: E402
+from mha.course.checks import check_output_in  # noqa: E402
 
 NOTEBOOK_PAGES = zh.notebook_pages()
 TRANSLATED_PAGES = sorted(
@@ -111,11 +119,23 @@ def _code_cells(nb: dict) -> list[dict]:
     return [c for c in nb["cells"] if c["cell_type"] == "code"]
 
 
+# The only two differences allowed between the source of an English code cell and its Chinese
+# copy (both generated, zh_edition.ZH_CODE_CHANGES). The checks cell makes no output; the quiz
+# cell's output is not compared (tag nbval-ignore-output) and its URL is used only where the quiz
+# file is missing (Colab). (The outputs that differ, check cells and the quiz, are tested below.)
+ALLOWED_CODE_CHANGES = {
+    'grader = Notebook(tests_dir="tests")': 'grader = Notebook(tests_dir="tests", language="zh")',
+    '/main/chapters/" + quiz': '/main/zh/chapters/" + quiz',
+}
+
+
 @pytest.mark.parametrize("page", NOTEBOOK_PAGES)
 def test_chinese_notebook_has_the_english_code_cells_and_outputs_byte_for_byte(page):
-    """The proof that nbval over the English notebook covers the Chinese one: the same code,
-    the same stored outputs, the same metadata (tags included), in the same order. The only
-    exception is the quiz cell's stored output, which shows the Chinese quiz."""
+    """The Chinese code cells are the English ones: the same code, the same stored outputs, the
+    same metadata (tags included), in the same order. The only exceptions: the quiz cell's stored
+    output shows the Chinese quiz, an exercise's check cells show the English output translated
+    (check_output_in: the output a run in Chinese prints), and the two source changes of
+    ALLOWED_CODE_CHANGES (Chinese feedback in the exercises, the Chinese quiz on Colab)."""
     zh_path = zh.ZH / f"{page}.ipynb"
     if not zh_path.is_file():
         pytest.fail(f"no zh/{page}.ipynb: run `make book`")
@@ -125,15 +145,98 @@ def test_chinese_notebook_has_the_english_code_cells_and_outputs_byte_for_byte(p
     assert len(zh_code) == len(en_code), f"zh/{page}.ipynb: {len(zh_code)} code cells, English {len(en_code)}"
     for en_cell, zh_cell in zip(en_code, zh_code):
         where = f"zh/{page}.ipynb, code cell {en_cell['id']}"
-        if "display_quiz(" in zh.cell_text(en_cell):
-            assert {k: v for k, v in zh_cell.items() if k != "outputs"} == \
-                   {k: v for k, v in en_cell.items() if k != "outputs"}, where
-            continue
-        assert json.dumps(zh_cell, sort_keys=True) == json.dumps(en_cell, sort_keys=True), (
+        source = zh.cell_text(en_cell)
+        for english_text, chinese_text in ALLOWED_CODE_CHANGES.items():
+            source = source.replace(english_text, chinese_text)
+        assert zh.cell_text(zh_cell) == source, f"{where}: the source is not the English one {_diff(source, zh.cell_text(zh_cell))}"
+        check_cell = page.startswith("exercises/") and zh.CHECK_CELL.search(source)
+        ignored = {"source", "outputs"} if "display_quiz(" in zh.cell_text(en_cell) or check_cell else {"source"}
+        if check_cell:
+            want = [dict(out, data=check_output_in("zh", out["data"])) if "data" in out else out
+                    for out in en_cell["outputs"]]
+            got = [dict(out, data={k: zh.cell_text({"source": v}) for k, v in out["data"].items()})
+                   if "data" in out else out for out in zh_cell["outputs"]]
+            assert got == want, f"{where}: the output is not the English one in Chinese (run `make book`)"
+        assert json.dumps({k: v for k, v in zh_cell.items() if k not in ignored}, sort_keys=True) == \
+               json.dumps({k: v for k, v in en_cell.items() if k not in ignored}, sort_keys=True), (
             f"{where} differs from the English cell: the Chinese notebooks are generated, never "
             f"edited (run `make book`)"
         )
     assert chinese["metadata"] == english["metadata"], f"zh/{page}.ipynb: notebook metadata differs"
+
+
+def test_the_allowed_code_changes_are_the_ones_the_generator_makes():
+    assert {en: zh_text for en, zh_text, _ in zh.ZH_CODE_CHANGES} == ALLOWED_CODE_CHANGES
+    for english_text in ALLOWED_CODE_CHANGES:  # each one still applies to the English book
+        assert any(english_text in zh.cell_text(c) for page in NOTEBOOK_PAGES
+                   for c in _code_cells(json.loads((ROOT / f"{page}.ipynb").read_text(encoding="utf-8")))), english_text
+
+
+@pytest.mark.parametrize("page", [p for p in NOTEBOOK_PAGES if p.startswith("exercises/")])
+def test_chinese_exercise_gives_its_feedback_in_chinese(page):
+    chinese = json.loads((zh.ZH / f"{page}.ipynb").read_text(encoding="utf-8"))
+    code = [zh.cell_text(c) for c in _code_cells(chinese)]
+    assert any('grader = Notebook(tests_dir="tests", language="zh")' in c for c in code), \
+        f"zh/{page}.ipynb: its checks cell does not ask for Chinese feedback"
+
+
+@pytest.mark.parametrize("page", [p for p in NOTEBOOK_PAGES if p.startswith("exercises/")])
+def test_chinese_exercise_check_cells_show_chinese_feedback(page):
+    chinese = json.loads((zh.ZH / f"{page}.ipynb").read_text(encoding="utf-8"))
+    shown = ["".join(out["data"]["text/plain"]) for c in _code_cells(chinese) if zh.CHECK_CELL.search(zh.cell_text(c))
+             for out in c["outputs"] if "text/plain" in out.get("data", {})]
+    assert shown, f"zh/{page}.ipynb: no stored check output"
+    for text in shown:
+        assert re.match(r"q\d+ 结果：", text) and "results:" not in text and "Test case failed" not in text, text
+
+
+QUIZ_PAGES = [p for p in NOTEBOOK_PAGES if any("display_quiz(" in zh.cell_text(c) for c in
+              _code_cells(json.loads((ROOT / f"{p}.ipynb").read_text(encoding="utf-8"))))]
+
+
+@pytest.mark.parametrize("page", QUIZ_PAGES)
+def test_chinese_quiz_cell_on_colab_fetches_the_chinese_quiz(page, tmp_path, monkeypatch):
+    """Run the Chinese quiz cell where only the notebook was downloaded (Colab): it must fetch
+    zh/chapters/quizzes/NN.json of the repository, which the generator writes."""
+    chinese = json.loads((zh.ZH / f"{page}.ipynb").read_text(encoding="utf-8"))
+    cell = next(zh.cell_text(c) for c in _code_cells(chinese) if "display_quiz(" in zh.cell_text(c))
+    shown = []
+    fake = type(sys)("jupyterquiz")
+    fake.display_quiz = shown.append
+    monkeypatch.setitem(sys.modules, "jupyterquiz", fake)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(cell, f"<zh/{page} quiz cell>", "exec"), {})
+    prefix = "https://raw.githubusercontent.com/mha-course/multi-head-attention/main/"
+    assert len(shown) == 1 and shown[0].startswith(prefix + "zh/chapters/quizzes/"), shown
+    assert (ROOT / shown[0].removeprefix(prefix)).is_file(), f"the repository has no {shown[0]}"
+    assert json.loads((ROOT / shown[0].removeprefix(prefix)).read_text(encoding="utf-8")) == \
+        zh.zh_quiz(Path(shown[0]).stem)
+
+
+def test_links_to_the_published_book_in_chinese_pages_go_to_the_chinese_edition():
+    link = re.compile(re.escape(zh.PUBLISHED_BOOK) + r"([^)\s\"'>]*)")
+    wrong, checked = [], 0
+    for page in NOTEBOOK_PAGES:
+        chinese = json.loads((zh.ZH / f"{page}.ipynb").read_text(encoding="utf-8"))
+        for cell in chinese["cells"]:
+            if cell["cell_type"] != "markdown":
+                continue
+            for target in link.findall(zh.cell_text(cell)):
+                checked += 1
+                path = target.split("#")[0]
+                if not path.startswith("zh/") or not (ROOT / path).with_suffix(".ipynb").is_file() \
+                        and not (ROOT / path).with_suffix(".md").is_file():
+                    wrong.append(f"zh/{page}.ipynb cell {cell['id']}: {zh.PUBLISHED_BOOK}{target}")
+    assert checked, "no link to the published book found: has the URL changed? (zh_edition.PUBLISHED_BOOK)"
+    assert not wrong, "links that do not reach a page of the Chinese edition:\n" + "\n".join(wrong)
+
+
+def test_the_english_link_rewrite_keeps_everything_but_the_edition():
+    book = zh.PUBLISHED_BOOK
+    assert zh.zh_markdown(f"[第 1 章]({book}chapters/01_self_attention.html#x)") == \
+        f"[第 1 章]({book}zh/chapters/01_self_attention.html#x)"
+    assert zh.zh_markdown(f"[中文]({book}zh/intro.html)") == f"[中文]({book}zh/intro.html)"
+    assert zh.zh_markdown("[local](01_self_attention.ipynb)") == "[local](01_self_attention.ipynb)"
 
 
 @pytest.mark.parametrize("page", NOTEBOOK_PAGES)
@@ -146,7 +249,7 @@ def test_every_markdown_cell_is_either_translated_or_the_english_text(page):
     untranslated = 0
     for cid, text in english.items():
         state, entry = states[cid]
-        want = entry["zh"] if state == "translated" else text
+        want = zh.zh_markdown(entry["zh"] if state == "translated" else text)
         untranslated += state != "translated"
         assert shown.get(cid) == want, f"zh/{page}.ipynb cell {cid}: not the {state} text"
     # A page that is not fully translated says so, in Chinese, at its top.

@@ -16,9 +16,13 @@ What is generated, and from what (see zh/README.md):
 * zh/<page>.ipynb for every notebook of _toc.yml: the English notebook with each Markdown cell
   replaced by its translation from zh/translations/<page>.json, when that translation was made
   from the English text the cell has now (its sha256 matches). Code cells, their outputs and
-  metadata are the English ones, byte for byte; so are untranslated or outdated Markdown cells,
-  and a note at the top of the page says how many there are. The quiz cell's stored output
-  shows zh/chapters/quizzes/NN.json (translated quiz, or the English one until translated).
+  metadata are the English ones, byte for byte, but for two generated changes (ZH_CODE_CHANGES):
+  the exercises' checks cell asks for Chinese feedback, Notebook(tests_dir="tests",
+  language="zh"), and the quiz cell fetches the Chinese quiz when it runs where only the notebook
+  was downloaded (Colab). Untranslated or outdated Markdown cells are the English ones, and a
+  note at the top of the page says how many there are. The quiz cell's stored output shows
+  zh/chapters/quizzes/NN.json (translated quiz, or the English one until translated). Links to
+  the published English book become links to the Chinese edition (zh_markdown).
 * zh/chapters/quizzes/NN.json, zh/glossary.md (the bilingual glossary, with a Chinese
   preface), the exercise folders' files beside their notebooks, zh/_toc.yml, zh/_config.yml.
 Hand-written: zh/intro.md, zh/notation.md (each names the sha256 of the English page it
@@ -73,6 +77,27 @@ UNTRANSLATED_NOTE = (
     "翻译方法见仓库中的 `zh/README.md`。"
 )
 NOTE_CELL_ID = "zh-translation-status"
+
+# Where the book is published (the English edition at the root, the Chinese one in zh/, as
+# `make book` lays out _build/html/ and _build/html/zh/). Links to the English pages written in
+# the notebooks (e.g. an exercise's "This exercise goes with [Chapter 1](...)") go to the Chinese
+# page instead.
+PUBLISHED_BOOK = "https://mha-course.github.io/multi-head-attention/"
+ENGLISH_PAGE_LINK = re.compile(re.escape(PUBLISHED_BOOK) + r"(?!zh/)(?=[\w.-])")
+
+# The only differences between an English code cell and its Chinese copy: (English text, Chinese
+# text, why). Each is a plain replacement of text that the cells of the English book contain.
+ZH_CODE_CHANGES = [
+    ('grader = Notebook(tests_dir="tests")',
+     'grader = Notebook(tests_dir="tests", language="zh")',
+     "the exercises' checks give their feedback in Chinese (mha/course/checks.py)"),
+    ('/main/chapters/" + quiz',
+     '/main/zh/chapters/" + quiz',
+     "the quiz cell, where only the notebook was downloaded (Colab), fetches the Chinese quiz"),
+]
+# A check cell of an exercise (`grader.check("q1")`): its stored output is the English feedback;
+# the Chinese notebook shows what its checks cell (language="zh") prints instead.
+CHECK_CELL = re.compile(r"\bgrader\.check\(")
 QUIZ_JS = re.compile(r"^(var questions\w+=)(.*?)(;\n\nif \(typeof Question)", re.S)
 
 
@@ -183,6 +208,26 @@ def zh_quiz(nn: str) -> list:
     return json.loads(english_text)
 
 
+def zh_code(source: str) -> str:
+    """The Chinese copy of an English code cell's source (ZH_CODE_CHANGES)."""
+    for english, chinese, _ in ZH_CODE_CHANGES:
+        source = source.replace(english, chinese)
+    return source
+
+
+def zh_markdown(text: str) -> str:
+    """A Markdown cell as the Chinese edition shows it: links to the published English book
+    go to the same page of the Chinese edition."""
+    return ENGLISH_PAGE_LINK.sub(PUBLISHED_BOOK + "zh/", text)
+
+
+def _with_zh_code(cell: dict) -> dict:
+    source = cell_text(cell)
+    if zh_code(source) == source:
+        return cell
+    return dict(cell, source=_lines(zh_code(source)))
+
+
 def _with_zh_quiz(cell: dict) -> dict:
     match = re.search(r'quiz = "quizzes/(\d\d)\.json"', cell_text(cell))
     if not match or not _quiz_file(match.group(1))[0].is_file():
@@ -200,6 +245,19 @@ def _with_zh_quiz(cell: dict) -> dict:
     return cell
 
 
+def _with_zh_check_output(cell: dict) -> dict:
+    """A check cell with the output a run of the Chinese notebook shows: the stored English
+    feedback translated by the checks' own texts and catalog (mha.course.checks.check_output_in,
+    which fails on a text without a translation)."""
+    from mha.course.checks import check_output_in
+
+    cell = copy.deepcopy(cell)
+    for out in cell.get("outputs", []):
+        if out.get("output_type") in ("execute_result", "display_data") and "text/plain" in out.get("data", {}):
+            out["data"] = {key: _lines(text) for key, text in check_output_in("zh", out["data"]).items()}
+    return cell
+
+
 def zh_notebook(page: str) -> dict:
     nb = json.loads((ROOT / f"{page}.ipynb").read_text(encoding="utf-8"))
     states = {cid: (state, entry) for cid, state, entry in cell_states(page)}
@@ -213,8 +271,14 @@ def zh_notebook(page: str) -> dict:
             else:
                 missing += 1
                 outdated += state == "outdated"
-        elif cell["cell_type"] == "code" and "display_quiz(" in cell_text(cell):
-            cell = _with_zh_quiz(cell)
+            if zh_markdown(cell_text(cell)) != cell_text(cell):
+                cell = dict(cell, source=_lines(zh_markdown(cell_text(cell))))
+        elif cell["cell_type"] == "code":
+            if "display_quiz(" in cell_text(cell):
+                cell = _with_zh_quiz(cell)
+            if page.startswith("exercises/") and CHECK_CELL.search(cell_text(cell)):
+                cell = _with_zh_check_output(cell)
+            cell = _with_zh_code(cell)
         cells.append(cell)
     if missing:
         outdated_part = f"（其中 {outdated} 段的英文原文已修改，译文待更新）" if outdated else ""

@@ -14,16 +14,29 @@ notebook namespace and returns one ``CaseResult`` per test case, whose message i
 the learner can use (``failure_message``: the input, expected against got, a hint), never the
 test's source line. The check cells of the student notebooks use ``Notebook(tests_dir)``,
 whose ``check("qN")`` shows those messages; the grader (``grading.worker``) uses the same.
+
+Languages: the feedback is in English or in Chinese. The student chooses once, by the notebook
+they open: the Chinese notebook's checks cell is ``Notebook(tests_dir="tests", language="zh")``.
+The fixed texts of this module are written in both languages (``_say``); the texts the test
+files pass in (what was checked, hints, reasons) are looked up in the catalog
+``mha.course.messages_zh`` (English -> Chinese, numbers and code kept) by ``translate``. The
+grader finds the language with ``notebook_language(nb)`` and passes it to ``run_test_file``;
+a test run can also set it with ``with messages_in("zh"):`` or ``MHA_CHECK_LANGUAGE=zh``.
+``check_output_in("zh", data)`` turns a check cell's stored English output into the one a run
+in Chinese prints (zh/zh_edition.py writes it into the Chinese exercise notebooks).
 """
 from __future__ import annotations
 
 import ast
 import contextlib
+import contextvars
 import html
 import inspect
 import math
 import os
+import re
 import signal
+import sys
 import textwrap
 import threading
 import traceback
@@ -32,6 +45,9 @@ from pathlib import Path
 
 import torch
 
+# Loaded with this module, so that the grader has read it before any notebook runs.
+from mha.course.messages_zh import MESSAGES
+
 # Each call of a learner's function gets this many seconds (an infinite loop then fails its
 # question instead of hanging the notebook or the grader).
 TIME_LIMIT = float(os.environ.get("MHA_CHECK_TIME_LIMIT", "20"))
@@ -39,6 +55,235 @@ TIME_LIMIT = float(os.environ.get("MHA_CHECK_TIME_LIMIT", "20"))
 
 class CheckFailed(AssertionError):
     """A check failed; the message says what was expected, what came back and what to try."""
+
+
+# ----------------------------------------------------------------------------- languages
+
+LANGUAGES = ("en", "zh")
+# A context variable, not a global: the grader grades several notebooks at once in threads.
+_language = contextvars.ContextVar("mha_check_language", default=None)
+# English texts asked for in Chinese that the catalog lacks (they are shown in English).
+untranslated: set[str] = set()
+
+
+def _check_language(language: str) -> str:
+    if language not in LANGUAGES:
+        raise ValueError(f"language must be one of {', '.join(map(repr, LANGUAGES))}, got {language!r}")
+    return language
+
+
+def current_language() -> str:
+    """The feedback language of this run: ``messages_in``'s, else ``$MHA_CHECK_LANGUAGE``, else 'en'."""
+    language = _language.get()
+    if language is None:
+        language = os.environ.get("MHA_CHECK_LANGUAGE", "en") or "en"
+    return _check_language(language)
+
+
+@contextlib.contextmanager
+def messages_in(language: str | None):
+    """Within the block, checks give their feedback in ``language`` ('en' or 'zh'; None: unchanged)."""
+    if language is None:
+        yield
+        return
+    token = _language.set(_check_language(language))
+    try:
+        yield
+    finally:
+        _language.reset(token)
+
+
+def _say(en: str, zh: str) -> str:
+    """One of this module's fixed texts, in the current language."""
+    return zh if current_language() == "zh" else en
+
+
+_PLACEHOLDER = re.compile(r"\{[^{}]+\}")
+_REST = "{…}"  # in a pattern: the rest of a text built as `fragment + other text` (or the reverse)
+# Compiled templates of _entries("catalog" | "fixed" | "feedback"): (patterns, fields, Chinese, code fields).
+_templates: dict[str, list[tuple[list[re.Pattern], list[str], str, set[str]]]] = {}
+# A field's value: never starting or ending inside a number (`below {target}.{hint}` must not
+# read `below 3.75.` as target `3` and a hint `75.`).
+_FIELD = r"(?!(?<=\d)\d)(?!(?<=\d\.)\d)(.%s)(?!(?<=\d)\.?\d)"
+
+
+def is_code(text: str) -> bool:
+    """A text that is a call or a name, e.g. ``attention(q, k, v)``: the same in every language."""
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return False
+    return isinstance(node, (ast.Call, ast.Name, ast.Attribute, ast.Subscript))
+
+
+def _entries(texts: str) -> dict[str, str]:
+    """English -> Chinese: the catalog ("catalog"), this module's own texts ("fixed"), or both
+    ("feedback": what the fields of this module's texts are made of)."""
+    return {"catalog": MESSAGES, "fixed": fixed_texts()}.get(texts) or {**fixed_texts(), **MESSAGES}
+
+
+def _catalog_templates(texts: str = "catalog"):
+    """The entries that are f-strings (``{fields}``) or fragments of a concatenation
+    (starting or ending with a space), as (regex over the English, field names, Chinese, the
+    fields written as code between backticks, whose brackets need not balance)."""
+    if texts not in _templates:
+        found = []
+        for english, chinese in _entries(texts).items():
+            names = _PLACEHOLDER.findall(english)
+            head, tail = english[:1].isspace(), english[-1:].isspace()
+            if not names and not head and not tail:
+                continue
+            literal = _PLACEHOLDER.split(english)
+            if head:
+                names, chinese = [_REST] + names, _REST + chinese
+            if tail:
+                names, chinese = names + [_REST], chinese + _REST
+            patterns = []
+            for field, rest in ((_FIELD % "+?", "(.*?)"), (_FIELD % "+", "(.*)")):  # short, else long
+                pattern = field.join(re.escape(part) for part in literal)
+                pattern = (rest if head else "") + pattern + (rest if tail else "")
+                patterns.append(re.compile(f"^{pattern}$", re.S))
+            # The most literal text first; a match whose rest does not translate is passed over.
+            code = {name for name in names if f"`{name}`" in english}
+            found.append((-len("".join(literal)), patterns, names, chinese, code))
+        found.sort(key=lambda item: item[0])
+        _templates[texts] = [item[1:] for item in found]
+    return _templates[texts]
+
+
+def _balanced(value: str) -> bool:
+    """Brackets balanced: a field's value is `[4, 4, 16]`, never `[4` (``, `` split it wrongly)."""
+    depth = []
+    for char in value:
+        if char in "([{":
+            depth.append(")]}"["([{".index(char)])
+        elif char in ")]}":
+            if not depth or depth.pop() != char:
+                return False
+    return not depth
+
+
+def _translation(text: str, texts: str = "catalog") -> str | None:
+    """The Chinese of ``text``, or None when the entries (``_entries(texts)``) cannot make it."""
+    if is_code(text) or not re.search(r"[A-Za-z]", text):
+        return text  # code, numbers, shapes: the same in every language
+    entries = _entries(texts)
+    if text in entries:
+        return entries[text]
+    inner = "feedback" if texts == "fixed" else texts  # the fields of this module's texts: any text
+    for patterns, names, chinese, code in _catalog_templates(texts):
+        for match in (p.match(text) for p in patterns):
+            if not match or not all(_balanced(v) or n in code for n, v in zip(names, match.groups())):
+                continue
+            values = {}
+            for name, value in zip(names, match.groups()):
+                # The rest of a concatenation must translate too; a field's value may (a label).
+                translated = _translation(value, inner)
+                if name == _REST:
+                    values[name] = translated
+                else:  # a field's value that does not translate: the learner's call, a number
+                    values[name] = _described(translated or value) if inner == "feedback" else (translated or value)
+            if None not in values.values():
+                return re.sub(r"\{[^{}]+\}|\{…\}", lambda m: values.get(m.group(0), m.group(0)), chinese)
+    return None
+
+
+def translate(text: str, record: bool = True) -> str:
+    """``text`` (a message from a test file) in the current language.
+
+    In Chinese: the catalog's translation of the exact text; else of the f-string it was
+    formatted from (``'the output for L = {L}, S = {S}'`` matches ``'the output for L = 4, S = 7'``),
+    with the values put back in the Chinese (each value itself translated when the catalog
+    has it); else of the pieces it was concatenated from. A text the catalog lacks stays
+    English and (``record``) is noted in ``untranslated``."""
+    if current_language() != "zh" or not isinstance(text, str) or not text.strip():
+        return text
+    chinese = _translation(text)
+    if chinese is None:
+        if record:
+            untranslated.add(text)
+        return text
+    return chinese
+
+
+def _template(node: ast.expr) -> str | None:
+    """An f-string of this module as a catalog-style template: each field named by its code."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(part.value if isinstance(part, ast.Constant) else "{" + ast.unparse(part.value) + "}"
+                       for part in node.values)
+    return None
+
+
+_fixed: dict[str, str] = {}
+
+
+def fixed_texts() -> dict[str, str]:
+    """This module's own texts, English -> Chinese, read from its ``_say(english, chinese)`` calls
+    (``"{what} returned None. ..." -> "{what} 返回了 None。..."``): one source of every text."""
+    if not _fixed:
+        for node in ast.walk(ast.parse(Path(__file__).read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "_say" and len(node.args) == 2:
+                english, chinese = map(_template, node.args)
+                if english is not None and chinese is not None:
+                    _fixed[english] = chinese
+    return _fixed
+
+
+_SHAPE_FIELD = " {shape_str(value.shape)}"
+
+
+def _described(text: str) -> str:
+    """``text`` (e.g. a call ``attention(q tensor [6, 8], ...)``) with the arguments ``describe``
+    wrote (``tensor [6, 8]``, ``bool tensor [4, 4]``) as ``describe`` writes them in Chinese."""
+    for english, chinese in sorted(fixed_texts().items(), key=lambda item: -len(item[0])):
+        if english.endswith(_SHAPE_FIELD) and _SHAPE_FIELD not in english[:-len(_SHAPE_FIELD)]:
+            words = re.escape(english[:-len(_SHAPE_FIELD)])
+            text = re.sub(rf"(?<![^( ]){words} (\[[\d, ]*\])",
+                          lambda m: chinese.replace(_SHAPE_FIELD.strip(), m.group(1)), text)
+    return text
+
+
+def translate_feedback(message: str) -> str:
+    """The Chinese of a whole failure message that a check showed in English (a stored output):
+    this module's texts and the catalog's, with the values put back, as a run in Chinese makes
+    it. ValueError when a piece has no translation."""
+    # A message is a text followed by lines added to it (``_hint``, ``_learner_line``: the texts
+    # that start with a new line): each piece is translated on its own.
+    starts = tuple(english[:english.index("{")] for english in fixed_texts() if english.startswith("\n"))
+    pieces = [""]
+    for line in message.strip().split("\n"):
+        if ("\n" + line).startswith(starts):
+            pieces.append("\n" + line)
+        else:
+            pieces[-1] += ("\n" if pieces[-1] else "") + line
+    chinese = [_translation(piece, "fixed") if piece else "" for piece in pieces]
+    if None in chinese:  # not a text of this module: a test's own words (failure_message)
+        whole = _translation(message.strip())
+        chinese = [whole] if whole is not None else chinese
+    if None in chinese:
+        piece = pieces[chinese.index(None)]
+        raise ValueError(f"no Chinese for {piece!r} in this feedback (add the missing text to "
+                         f"mha/course/messages_zh.py):\n{message}")
+    return "".join(chinese)
+
+
+def _hint(text: str) -> str:
+    return _say(f"\n  Hint: {text}", f"\n  提示：{text}")
+
+
+def notebook_language(nb) -> str:
+    """The feedback language a notebook chose in its checks cell: 'zh' when it makes
+    ``Notebook(..., language="zh")``, else 'en'. ``nb``: a notebook (dict or nbformat node)."""
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+        match = re.search(r"\bNotebook\([^)]*\blanguage\s*=\s*[\"'](\w+)[\"']", source)
+        if match and match.group(1) in LANGUAGES:
+            return match.group(1)
+    return "en"
 
 
 class _TimeLimit(BaseException):
@@ -55,8 +300,9 @@ def shape_str(shape) -> str:
 def describe(value) -> str:
     """Short description of an argument or a result for a message."""
     if isinstance(value, torch.Tensor):
-        kind = "bool " if value.dtype == torch.bool else ""
-        return f"{kind}tensor {shape_str(value.shape)}"
+        if value.dtype == torch.bool:
+            return _say(f"bool tensor {shape_str(value.shape)}", f"布尔张量 {shape_str(value.shape)}")
+        return _say(f"tensor {shape_str(value.shape)}", f"张量 {shape_str(value.shape)}")
     if isinstance(value, torch.nn.Module):
         return type(value).__name__
     if callable(value):
@@ -120,7 +366,8 @@ def _learner_line(exc: BaseException) -> str:
         best = frame
     if best is None or not best.line:
         return ""
-    return f"\n  in your code, function {best.name}: `{best.line.strip()}`"
+    return _say(f"\n  in your code, function {best.name}: `{best.line.strip()}`",
+                f"\n  出错位置：你的代码，函数 {best.name}：`{best.line.strip()}`")
 
 
 def call(fn, name: str, *args, error_hints=(), **named):
@@ -132,32 +379,37 @@ def call(fn, name: str, *args, error_hints=(), **named):
     whose message contains ``text``, the hint is added to the feedback.
     """
     if fn is None:
-        raise CheckFailed(
-            f"`{name}` is not defined. Run the cell that defines it (and every cell above it) "
-            f"before running this check."
-        )
+        raise CheckFailed(_say(f"`{name}` is not defined. Run the cell that defines it (and every cell above it) "
+                 f"before running this check.",
+                 f"`{name}` 尚未定义。请先运行定义它的单元（以及它上面的所有单元），再运行这个检查。"))
     if not callable(fn):
-        raise CheckFailed(f"`{name}` should be a function or a class, got {describe(fn)}.")
+        raise CheckFailed(_say(f"`{name}` should be a function or a class, got {describe(fn)}.",
+                               f"`{name}` 应当是一个函数或类，得到的却是 {describe(fn)}。"))
     shown = ", ".join([describe(a) for a in args] + [f"{k} {describe(v)}" for k, v in named.items()])
     signature = f"{name}({shown})"
     try:
         with time_limit(TIME_LIMIT):
             return fn(*args, *named.values())
     except _TimeLimit:
-        raise CheckFailed(
+        raise CheckFailed(_say(
             f"{signature} did not finish within {TIME_LIMIT:g} s. Is there an infinite loop "
-            f"(a `while` whose condition never becomes false)?"
-        ) from None
+            f"(a `while` whose condition never becomes false)?",
+            f"{signature} 在 {TIME_LIMIT:g} 秒内没有结束。是否有死循环（条件永远不会变为假的 `while`）？"
+        )) from None
     except CheckFailed:
         raise
     except Exception as exc:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        text = f"{signature} raised {type(exc).__name__}: {message}{_learner_line(exc)}"
+        message = translate(message, record=False)  # a test's own words; Python's and torch's stay
+        text = _say(f"{signature} raised {type(exc).__name__}: {message}",
+                    f"{signature} 抛出了 {type(exc).__name__}：{message}") + _learner_line(exc)
         if isinstance(exc, NotImplementedError):
-            text += "\n  Hint: replace the `raise NotImplementedError` with your implementation."
-        for needle, hint in error_hints:
+            text += _hint(_say("replace the `raise NotImplementedError` with your implementation.",
+                               "把 `raise NotImplementedError` 换成你的实现。"))
+        hints = [(needle, translate(hint)) for needle, hint in error_hints]
+        for needle, hint in hints:
             if needle in str(exc):
-                text += f"\n  Hint: {hint}"
+                text += _hint(hint)
         raise CheckFailed(text) from None
 
 
@@ -166,22 +418,29 @@ def check_raises(fn, name: str, error: type, *args, why: str = "", **named) -> N
     says in the learner's words why the input is invalid."""
     shown = ", ".join([describe(a) for a in args] + [f"{k} {describe(v)}" for k, v in named.items()])
     signature = f"{name}({shown})"
+    why = translate(why)
     if fn is None:
-        raise CheckFailed(f"`{name}` is not defined. Run the cell that defines it (and every cell "
-                          f"above it) before running this check.")
+        raise CheckFailed(_say(f"`{name}` is not defined. Run the cell that defines it (and every cell above it) "
+                 f"before running this check.",
+                 f"`{name}` 尚未定义。请先运行定义它的单元（以及它上面的所有单元），再运行这个检查。"))
     try:
         with time_limit(TIME_LIMIT):
             result = fn(*args, *named.values())
     except _TimeLimit:
-        raise CheckFailed(f"{signature} did not finish within {TIME_LIMIT:g} s.") from None
+        raise CheckFailed(_say(f"{signature} did not finish within {TIME_LIMIT:g} s.",
+                               f"{signature} 在 {TIME_LIMIT:g} 秒内没有结束。")) from None
     except error:
         return
     except Exception as exc:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        raise CheckFailed(f"{signature} should raise {error.__name__} ({why}); it raised "
-                          f"{type(exc).__name__}: {message}{_learner_line(exc)}") from None
-    raise CheckFailed(f"{signature} should raise {error.__name__} ({why}); it returned "
-                      f"{describe(result)}.")
+        raise CheckFailed(_say(
+            f"{signature} should raise {error.__name__} ({why}); it raised "
+            f"{type(exc).__name__}: {message}",
+            f"{signature} 应当抛出 {error.__name__}（{why}），实际抛出的是 "
+            f"{type(exc).__name__}：{message}") + _learner_line(exc)) from None
+    raise CheckFailed(_say(f"{signature} should raise {error.__name__} ({why}); it returned "
+                           f"{describe(result)}.",
+                           f"{signature} 应当抛出 {error.__name__}（{why}），却返回了 {describe(result)}。"))
 
 
 def check_test_catches(test_fn, name: str, correct, buggy) -> None:
@@ -189,10 +448,14 @@ def check_test_catches(test_fn, name: str, correct, buggy) -> None:
     ``(label, implementation)`` in ``correct`` and fail (raise, e.g. an ``AssertionError``) on
     every one in ``buggy``."""
     if test_fn is None:
-        raise CheckFailed(f"`{name}` is not defined. Run the cell that defines it (and every cell "
-                          f"above it) before running this check.")
+        raise CheckFailed(_say(f"`{name}` is not defined. Run the cell that defines it (and every cell above it) "
+                 f"before running this check.",
+                 f"`{name}` 尚未定义。请先运行定义它的单元（以及它上面的所有单元），再运行这个检查。"))
     if not callable(test_fn):
-        raise CheckFailed(f"`{name}` should be a function, got {describe(test_fn)}.")
+        raise CheckFailed(_say(f"`{name}` should be a function, got {describe(test_fn)}.",
+                               f"`{name}` 应当是一个函数，得到的却是 {describe(test_fn)}。"))
+    correct = [(translate(label), implementation) for label, implementation in correct]
+    buggy = [(translate(label), implementation) for label, implementation in buggy]
 
     def failure(implementation):
         """None when the learner's test passes, else what it raised."""
@@ -200,7 +463,8 @@ def check_test_catches(test_fn, name: str, correct, buggy) -> None:
             with time_limit(TIME_LIMIT):
                 test_fn(implementation)
         except _TimeLimit:
-            raise CheckFailed(f"{name} did not finish within {TIME_LIMIT:g} s.") from None
+            raise CheckFailed(_say(f"{name} did not finish within {TIME_LIMIT:g} s.",
+                                   f"{name} 在 {TIME_LIMIT:g} 秒内没有结束。")) from None
         except Exception as exc:
             message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
             return f"{type(exc).__name__}: {message}".rstrip(": ") + _learner_line(exc)
@@ -209,14 +473,21 @@ def check_test_catches(test_fn, name: str, correct, buggy) -> None:
     for label, implementation in correct:
         error = failure(implementation)
         if error is not None:
-            raise CheckFailed(f"{name}(attention) fails on a correct attention ({label}): {error}\n"
-                              f"  Hint: a test must pass on correct code; compare with a trusted "
-                              f"reference, with tolerances for rounding (torch.allclose).")
+            raise CheckFailed(_say(
+                f"{name}(attention) fails on a correct attention ({label}): {error}",
+                f"{name}(attention) 在一个正确的注意力实现（{label}）上失败了：{error}") + _hint(_say(
+                    "a test must pass on correct code; compare with a trusted reference, with "
+                    "tolerances for rounding (torch.allclose).",
+                    "测试在正确的代码上必须通过；请与可信的参考实现比较，并为舍入误差留出容差"
+                    "（torch.allclose）。")))
     for label, implementation in buggy:
         if failure(implementation) is None:
-            raise CheckFailed(f"{name}(attention) passes on {label}: a test that catches this bug "
-                              f"must fail on it (raise, e.g. with assert). A function that "
-                              f"returned None without asserting anything checks nothing.")
+            raise CheckFailed(_say(
+                f"{name}(attention) passes on {label}: a test that catches this bug must fail on "
+                f"it (raise, e.g. with assert). A function that returned None without asserting "
+                f"anything checks nothing.",
+                f"{name}(attention) 在{label}上通过了：能发现这个错误的测试必须在它上面失败"
+                f"（抛出异常，例如用 assert）。一个什么都不断言、只返回 None 的函数什么也没有检查。"))
 
 
 @contextlib.contextmanager
@@ -237,8 +508,38 @@ def reference(env: dict, **implementations):
                 env[name] = value
 
 
+def _imported_from(fn) -> str | None:
+    """``module.name`` of ``fn`` when it is not the learner's own code but a library's function or
+    class (``from mha import split_heads``, ``softmax = torch.softmax``); None when it is the
+    learner's: defined in the notebook (module ``__main__``), or where its module cannot say."""
+    if callable(getattr(type(fn), "notebook_module", None)):
+        # The grader's proxy of an object in the sandbox (grading.sandbox.Remote, whose own
+        # class is the grader's): ask the sandbox. There the learner's names all come from the
+        # notebook's cells, so any module but __main__ means an import.
+        try:
+            module = fn.notebook_module()
+        except Exception:
+            return None
+        return f"{module}.{fn.__name__}" if isinstance(module, str) and module != "__main__" else None
+    module = getattr(fn, "__module__", None)
+    if not isinstance(module, str) or module == "__main__":
+        return None
+    # A library exports it: `module.qualname` (or, for a builtin such as torch.softmax,
+    # `module.name`) is this very object. A function defined inside a test's function, handed
+    # to the checks as the learner's, is not exported.
+    for path in (getattr(fn, "__qualname__", None), getattr(fn, "__name__", None)):
+        found = sys.modules.get(module) if isinstance(path, str) else None
+        for part in path.split(".") if found is not None else ():
+            found = getattr(found, part, None)
+        if found is not None and found is fn:
+            return f"{module}.{path}"
+    return None
+
+
 def forbid(fn, name: str, banned: dict[str, str]) -> None:
-    """Fail if the source of ``fn`` uses one of the ``banned`` names (``{"softmax": why}``).
+    """Fail if ``fn`` is not the learner's own code (a library's function or class, imported:
+    ``from mha import split_heads``) or if its source uses one of the ``banned`` names
+    (``{"softmax": why}``).
 
     A plain name matches any use of it: ``"softmax"`` catches ``torch.softmax``,
     ``F.softmax``, ``x.softmax`` and a bare ``softmax``. A dotted name matches that spelling
@@ -247,6 +548,13 @@ def forbid(fn, name: str, banned: dict[str, str]) -> None:
     """
     if fn is None:
         return
+    reasons = {bad: translate(why) for bad, why in banned.items()}  # all: a run finds every missing one
+    library = _imported_from(fn)
+    if library is not None:
+        raise CheckFailed(_say(
+            f"`{name}` is `{library}`, imported from a library, not your own code: write it yourself "
+            f"in the notebook.",
+            f"`{name}` 是从库中导入的 `{library}`，不是你自己的代码：请在 notebook 中自己写出它。"))
     try:
         source = textwrap.dedent(inspect.getsource(fn))
         tree = ast.parse(source)
@@ -270,9 +578,9 @@ def forbid(fn, name: str, banned: dict[str, str]) -> None:
             for alias in node.names:
                 used.add(alias.name)
                 used.add(f"{node.module}.{alias.name}")
-    for bad, why in banned.items():
+    for bad, why in reasons.items():
         if bad in used or any(u.endswith("." + bad) for u in used):
-            raise CheckFailed(f"`{name}` uses `{bad}`: {why}")
+            raise CheckFailed(_say(f"`{name}` uses `{bad}`: {why}", f"`{name}` 用到了 `{bad}`：{why}"))
 
 
 # ----------------------------------------------------------------------------- comparing
@@ -292,9 +600,13 @@ def _matches(got: torch.Tensor, candidate, atol: float, rtol: float) -> bool:
 
 
 def _hint_lines(got, hints, atol, rtol) -> str:
-    lines = [f"\n  Hint: {message}" for candidate, message in hints
-             if _matches(got, candidate, atol, rtol)]
+    lines = [_hint(message) for candidate, message in hints if _matches(got, candidate, atol, rtol)]
     return "".join(dict.fromkeys(lines))
+
+
+def _translated_hints(hints):
+    # Every hint, not only the one shown: a run in Chinese then finds every missing translation.
+    return [(candidate, translate(message)) for candidate, message in hints]
 
 
 def check_tensor(got, expected: torch.Tensor, what: str, hints=(), *, atol: float = 1e-5,
@@ -305,61 +617,63 @@ def check_tensor(got, expected: torch.Tensor, what: str, hints=(), *, atol: floa
     tensor: what a classic mistake produces) or ``candidate(got)`` is true (a function), the
     message is shown. The failure message names ``what`` was checked.
     """
+    what, hints = translate(what), _translated_hints(hints)
     if got is None:
-        raise CheckFailed(
+        raise CheckFailed(_say(
             f"{what} returned None. The stub still ends with `return None`: replace it with "
-            f"your implementation."
-        )
+            f"your implementation.",
+            f"{what} 返回了 None。模板代码仍以 `return None` 结尾：请把它换成你的实现。"))
     if isinstance(got, tuple) and not isinstance(expected, tuple):
-        raise CheckFailed(
+        raise CheckFailed(_say(
             f"{what}: expected a single tensor {shape_str(expected.shape)}, got a tuple of "
-            f"{len(got)} items."
-        )
+            f"{len(got)} items.",
+            f"{what}：应当返回一个张量 {shape_str(expected.shape)}，得到的却是含 {len(got)} 项的元组。"))
     if not isinstance(got, torch.Tensor):
-        raise CheckFailed(f"{what}: expected a torch.Tensor, got {describe(got)}.")
+        raise CheckFailed(_say(f"{what}: expected a torch.Tensor, got {describe(got)}.",
+                               f"{what}：应当返回 torch.Tensor，得到的却是 {describe(got)}。"))
     if got.shape != expected.shape:
-        raise CheckFailed(
+        raise CheckFailed(_say(
             f"{what}: wrong shape, expected {shape_str(expected.shape)}, got "
-            f"{shape_str(got.shape)}.{_hint_lines(got, hints, atol, rtol)}"
-        )
+            f"{shape_str(got.shape)}.",
+            f"{what}：形状错误，应为 {shape_str(expected.shape)}，得到 {shape_str(got.shape)}。"
+        ) + _hint_lines(got, hints, atol, rtol))
     if expected.dtype == torch.bool:
         if got.dtype != torch.bool:
-            raise CheckFailed(
+            raise CheckFailed(_say(
                 f"{what}: expected a boolean tensor (True = this query may attend to this key), "
-                f"got dtype {got.dtype}. Build it from a comparison or call .bool() on it."
-                f"{_hint_lines(got, hints, atol, rtol)}"
-            )
-        wrong = got != expected
-        if wrong.any():
-            flat = int(wrong.flatten().nonzero()[0])
-            where = _index_str(flat, got.shape)
-            raise CheckFailed(
-                f"{what}: wrong at {int(wrong.sum())} of {got.numel()} positions; the first "
-                f"is {where}: expected {bool(expected.flatten()[flat])}, got "
-                f"{bool(got.flatten()[flat])}.{_hint_lines(got, hints, atol, rtol)}"
-            )
-        return
-    if expected.dtype in (torch.int64, torch.int32) and not got.dtype.is_floating_point:
+                f"got dtype {got.dtype}. Build it from a comparison or call .bool() on it.",
+                f"{what}：应当是布尔张量（True = 这个查询可以关注这个键），得到的 dtype 却是 "
+                f"{got.dtype}。请用比较运算构造它，或对它调用 .bool()。"
+            ) + _hint_lines(got, hints, atol, rtol))
+    if expected.dtype in (torch.bool, torch.int64, torch.int32) and not got.dtype.is_floating_point:
+        # Exact values (a mask, token ids): the first wrong position, as True/False or an integer.
+        value = bool if expected.dtype == torch.bool else int
         wrong = got.long() != expected.long()
         if wrong.any():
             flat = int(wrong.flatten().nonzero()[0])
-            raise CheckFailed(
+            where = _index_str(flat, got.shape)
+            want, have = value(expected.flatten()[flat]), value(got.flatten()[flat])
+            raise CheckFailed(_say(
                 f"{what}: wrong at {int(wrong.sum())} of {got.numel()} positions; the first "
-                f"is {_index_str(flat, got.shape)}: expected {int(expected.flatten()[flat])}, "
-                f"got {int(got.flatten()[flat])}.{_hint_lines(got, hints, atol, rtol)}"
-            )
+                f"is {where}: expected {want}, got {have}.",
+                f"{what}：{got.numel()} 个位置中有 {int(wrong.sum())} 个错误；第一个在 {where}："
+                f"应为 {want}，得到 {have}。"
+            ) + _hint_lines(got, hints, atol, rtol))
         return
     if got.dtype == torch.bool:
-        raise CheckFailed(f"{what}: expected numbers, got a boolean tensor.")
+        raise CheckFailed(_say(f"{what}: expected numbers, got a boolean tensor.",
+                               f"{what}：应当是数值，得到的却是布尔张量。"))
     g, e = got.detach().double(), expected.detach().double()
     bad_nan = torch.isnan(g) & ~torch.isnan(e)
     if bad_nan.any():
         flat = int(bad_nan.flatten().nonzero()[0])
-        raise CheckFailed(
+        where, want = _index_str(flat, g.shape), _num(float(e.flatten()[flat]))
+        raise CheckFailed(_say(
             f"{what}: NaN at {int(bad_nan.sum())} of {g.numel()} positions, the first "
-            f"at {_index_str(flat, g.shape)} (expected {_num(float(e.flatten()[flat]))})."
-            f"{_hint_lines(got, hints, atol, rtol)}"
-        )
+            f"at {where} (expected {want}).",
+            f"{what}：{g.numel()} 个位置中有 {int(bad_nan.sum())} 个是 NaN，第一个在 {where}"
+            f"（应为 {want}）。"
+        ) + _hint_lines(got, hints, atol, rtol))
     error = (g - e).abs()
     error = torch.where(torch.isnan(g) & torch.isnan(e), torch.zeros_like(error), error)
     error = torch.where(torch.isinf(e) & (g == e), torch.zeros_like(error), error)
@@ -367,25 +681,32 @@ def check_tensor(got, expected: torch.Tensor, what: str, hints=(), *, atol: floa
     wrong = error > tolerance
     if wrong.any():
         flat = int(torch.where(wrong, error, torch.zeros_like(error)).flatten().argmax())
-        raise CheckFailed(
+        where = _index_str(flat, g.shape)
+        largest = _num(float(error.flatten()[flat]))
+        want, have = _num(float(e.flatten()[flat])), _num(float(g.flatten()[flat]))
+        raise CheckFailed(_say(
             f"{what}: wrong values at {int(wrong.sum())} of {g.numel()} positions. "
-            f"Largest error {_num(float(error.flatten()[flat]))} at index "
-            f"{_index_str(flat, g.shape)}: expected {_num(float(e.flatten()[flat]))}, got "
-            f"{_num(float(g.flatten()[flat]))}.{_hint_lines(got, hints, atol, rtol)}"
-        )
+            f"Largest error {largest} at index {where}: expected {want}, got {have}.",
+            f"{what}：{g.numel()} 个位置中有 {int(wrong.sum())} 个数值错误。"
+            f"最大误差 {largest}，在下标 {where}：应为 {want}，得到 {have}。"
+        ) + _hint_lines(got, hints, atol, rtol))
 
 
 def check_tuple(got, what: str, names: tuple[str, ...]):
     """The learner's function must return a tuple of ``len(names)`` items; return them."""
     listed = ", ".join(names)
+    what = translate(what)
     if got is None:
-        raise CheckFailed(
+        raise CheckFailed(_say(
             f"{what} returned None. The stub still ends with `return None`: replace it with "
-            f"your implementation, which returns ({listed})."
-        )
+            f"your implementation, which returns ({listed}).",
+            f"{what} 返回了 None。模板代码仍以 `return None` 结尾：请把它换成你的实现，"
+            f"返回 ({listed})。"))
     if not isinstance(got, (tuple, list)) or len(got) != len(names):
-        raise CheckFailed(f"{what} should return the {len(names)} items ({listed}); got "
-                          f"{describe(got)}.")
+        raise CheckFailed(_say(f"{what} should return the {len(names)} items ({listed}); got "
+                               f"{describe(got)}.",
+                               f"{what} 应当返回 {len(names)} 项 ({listed})；得到的却是 "
+                               f"{describe(got)}。"))
     return tuple(got)
 
 
@@ -396,15 +717,17 @@ def check_pair(got, what: str, first: str = "out", second: str = "weights"):
 
 def check_equal(got, expected, what: str, hints=()) -> None:
     """Exact comparison for plain Python values (ints, strings, tuples)."""
+    what, hints = translate(what), _translated_hints(hints)
     if got is None and expected is not None:
-        raise CheckFailed(
+        raise CheckFailed(_say(
             f"{what} returned None. The stub still ends with `return None`: replace it with "
-            f"your implementation."
-        )
+            f"your implementation.",
+            f"{what} 返回了 None。模板代码仍以 `return None` 结尾：请把它换成你的实现。"))
     if got != expected:
-        extra = "".join(f"\n  Hint: {message}" for candidate, message in hints
+        extra = "".join(_hint(message) for candidate, message in hints
                         if (candidate(got) if callable(candidate) else candidate == got))
-        raise CheckFailed(f"{what}: expected {expected!r}, got {got!r}.{extra}")
+        raise CheckFailed(_say(f"{what}: expected {expected!r}, got {got!r}.",
+                               f"{what}：应为 {expected!r}，得到 {got!r}。") + extra)
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -446,22 +769,38 @@ class CaseResult:
     error: str = ""
 
 
+def _raised_here(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised in this module (its message is then in the current language
+    already), rather than by a test file's own ``raise``."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    return bool(frames) and os.path.abspath(frames[-1].filename) == os.path.abspath(__file__)
+
+
 def failure_message(exc: BaseException) -> str:
     """What the learner reads when a test case fails: a ``CheckFailed``'s own message (the
     input, expected against got, and a hint), never the test's internals (its line number and
     source). Any other error means the check itself could not go on with what it got."""
     if isinstance(exc, CheckFailed):
-        return str(exc).strip()
+        text = str(exc).strip()
+        return text if _raised_here(exc) else translate(text)
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    return f"the check could not use what your code returned: {type(exc).__name__}: {text}"
+    text = translate(text, record=False)  # a test's own words; Python's and torch's stay English
+    return _say(f"the check could not use what your code returned: {type(exc).__name__}: {text}",
+                f"检查无法使用你的代码返回的结果：{type(exc).__name__}：{text}")
 
 
-def run_test_file(path, env: dict):
+def run_test_file(path, env: dict, language: str | None = None):
     """Run every test case of the otter test file ``path`` against the notebook namespace ``env``.
 
     Returns ``(test_file, results)``: otter's test-file object, whose ``score`` and
     ``possible`` then hold the question's points, and one :class:`CaseResult` per test case.
+    ``language`` ('en' or 'zh'; None: the current one) is the language of the messages.
     """
+    with messages_in(language):
+        return _run_test_file(path, env)
+
+
+def _run_test_file(path, env: dict):
     from otter.nbmeta_config import NBMetadataConfig
     from otter.test_files import create_test_file
     from otter.test_files.abstract_test import TestCaseResult
@@ -483,8 +822,11 @@ def run_test_file(path, env: dict):
 class CheckResult:
     """What a check cell shows: every failed test case's feedback, or that all passed."""
 
-    def __init__(self, question: str, results: list[CaseResult]):
-        self.question, self.results = question, results
+    def __init__(self, question: str, results: list[CaseResult], language: str = "en"):
+        self.question, self.results, self.language = question, results, _check_language(language)
+
+    def _text(self, en: str, zh: str) -> str:
+        return zh if self.language == "zh" else en
 
     @property
     def passed(self) -> bool:
@@ -495,38 +837,87 @@ class CheckResult:
 
     def __repr__(self) -> str:
         if self.passed:
-            return f"{self.question} results: All test cases passed!"
-        lines = [f"{self.question} results:"]
+            return self._text(f"{self.question} results: All test cases passed!",
+                              f"{self.question} 结果：所有测试用例均已通过！")
+        lines = [self._text(f"{self.question} results:", f"{self.question} 结果：")]
         for r in self._failures():
-            lines.append("    ❌ Test case failed")
+            lines.append(self._text("    ❌ Test case failed", "    ❌ 测试用例未通过"))
             lines += ["    " + line for line in r.message.splitlines()]
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
         # Dark green and dark red: readable on white and grey (WCAG AA contrast >= 4.5).
+        question = html.escape(self.question)
         if self.passed:
-            return (f"<p><strong style='color: #0b5d1e;'>{html.escape(self.question)} results: "
-                    f"All test cases passed!</strong></p>")
-        parts = [f"<p><strong style='color: #a50e0e;'>{html.escape(self.question)} "
-                 f"results:</strong></p>"]
+            return (f"<p><strong style='color: #0b5d1e;'>" + self._text(
+                f"{question} results: All test cases passed!", f"{question} 结果：所有测试用例均已通过！")
+                + "</strong></p>")
+        parts = [f"<p><strong style='color: #a50e0e;'>"
+                 + self._text(f"{question} results:", f"{question} 结果：") + "</strong></p>"]
+        failed = self._text("❌ Test case failed", "❌ 测试用例未通过")
         for r in self._failures():
-            parts.append(f"<pre>❌ Test case failed\n{html.escape(r.message)}</pre>")
+            parts.append(f"<pre>{failed}\n{html.escape(r.message)}</pre>")
         return "".join(parts)
 
 
 class Notebook:
     """The check cells' grader: ``grader = Notebook(tests_dir="tests")``, then
-    ``grader.check("q1")`` runs the public tests ``tests/q1.py`` against the notebook."""
+    ``grader.check("q1")`` runs the public tests ``tests/q1.py`` against the notebook.
+    ``language="zh"`` (the Chinese notebooks' checks cell) gives the feedback in Chinese."""
 
-    def __init__(self, tests_dir: str = "tests"):
+    def __init__(self, tests_dir: str = "tests", language: str = "en"):
         self.tests_dir = Path(tests_dir)
+        self.language = _check_language(language)
 
     def check(self, question: str, env: dict | None = None) -> CheckResult:
         if env is None:
             env = inspect.currentframe().f_back.f_globals  # the notebook's namespace
         path = self.tests_dir / f"{question}.py"
         if not path.exists():
-            raise FileNotFoundError(f"{path} not found: run the notebook's first cell (on Colab it "
-                                    f"downloads the tests) from the exercise's folder.")
-        _, results = run_test_file(path, env)
-        return CheckResult(question, results)
+            raise FileNotFoundError(self._text(
+                f"{path} not found: run the notebook's first cell (on Colab it downloads the "
+                f"tests) from the exercise's folder.",
+                f"找不到 {path}：请在练习所在的文件夹中运行 notebook 的第一个单元（在 Colab 上它会下载测试）。"))
+        _, results = run_test_file(path, env, language=self.language)
+        return CheckResult(question, results, self.language)
+
+    def _text(self, en: str, zh: str) -> str:
+        return zh if self.language == "zh" else en
+
+
+_FAILED = "    ❌ Test case failed"
+
+
+def _parse_check_result(text: str) -> CheckResult:
+    """The English ``CheckResult`` whose ``repr`` is ``text`` (a check cell's stored output)."""
+    first, *lines = text.split("\n")
+    match = re.fullmatch(r"(\S+) results:( All test cases passed!)?", first)
+    if not match or (match.group(2) and lines) or (not match.group(2) and (not lines or lines[0] != _FAILED)):
+        raise ValueError(f"not the output of a check: {text[:200]!r}")
+    messages = []
+    for line in lines:
+        if line == _FAILED:
+            messages.append([])
+        elif line.startswith("    "):
+            messages[-1].append(line[4:])
+        else:
+            raise ValueError(f"not the output of a check: {line!r} in {text[:200]!r}")
+    results = [CaseResult(f"case {i}", False, False, "\n".join(m)) for i, m in enumerate(messages, 1)]
+    return CheckResult(match.group(1), results, "en")
+
+
+def check_output_in(language: str, data: dict) -> dict:
+    """A check cell's output as a run in ``language`` shows it, from the one an English run
+    stored (``data``: its ``text/plain`` and ``text/html``, str or list of lines). The messages
+    are translated by ``translate_feedback``; the output is rendered by ``CheckResult``, whose
+    English rendering must give back ``data`` exactly (else ValueError: not a check's output)."""
+    joined = {key: "".join(value) if isinstance(value, list) else value for key, value in data.items()}
+    result = _parse_check_result(joined["text/plain"])
+    rendered = {"text/plain": repr(result), "text/html": result._repr_html_()}
+    if set(joined) != set(rendered) or any(joined[key] != rendered[key] for key in rendered):
+        raise ValueError(f"not the output of this module's CheckResult: {joined['text/plain'][:200]!r}")
+    if _check_language(language) == "en":
+        return rendered
+    results = [CaseResult(r.name, r.hidden, r.passed, translate_feedback(r.message)) for r in result.results]
+    translated = CheckResult(result.question, results, language)
+    return {"text/plain": repr(translated), "text/html": translated._repr_html_()}

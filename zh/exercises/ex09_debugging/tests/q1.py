@@ -12,7 +12,7 @@ def test_fixed_attention(attention):
     import torch
     import mha
     from mha.course.checks import call, check_pair, check_tensor, forbid, randn
-    forbid(attention, 'attention', {'scaled_dot_product_attention': 'fix the code itself.'})
+    forbid(attention, 'attention', {'scaled_dot_product_attention': 'fix the code itself.', 'attention_with_bug': 'fix the code itself.'})
     q, k, v = (randn(2, 4, 8, seed=1), randn(2, 5, 8, seed=2), randn(2, 5, 3, seed=3))
     mask = mha.causal_mask(4, 5)
     ref_out, ref_weights = mha.scaled_dot_product_attention(q, k, v, mask)

@@ -8,26 +8,8 @@ all_or_nothing = True
 
 @test_case(points=None, hidden=False)
 def test_general_test(test_attention):
-    import math
-    import torch
-    import mha
     from mha.course.checks import check_test_catches
-
-    def variant(bug=None, einsum=False):
-        """Attention as the exercise specifies it, with one bug planted (bug=None: correct)."""
-
-        def attention(q, k, v, mask=None):
-            scores = torch.einsum('...ld,...sd->...ls', q, k) if einsum else q @ k.transpose(-2, -1)
-            scale = math.sqrt(k.shape[-2] if bug == 'sqrt_S' else q.shape[-1])
-            scores = scores if bug == 'no_scaling' else scores // scale if bug == 'floor_division' else scores / scale
-            if mask is not None and bug != 'mask_ignored':
-                scores = scores.masked_fill(mask if bug == 'mask_polarity' else ~mask, float('-inf'))
-            weights = torch.softmax(scores, dim=-2 if bug == 'softmax_axis' else -1)
-            weights = torch.nan_to_num(weights, nan=0.0)
-            return (weights @ k if bug == 'values_from_keys' else weights @ v, weights)
-        return attention
-
-    def built_in(q, k, v, mask=None):
-        return mha.scaled_dot_product_attention(q, k, v, mask)
-    check_test_catches(test_attention, 'test_attention', correct=[('the reference', variant())], buggy=[('the floor-division bug', variant('floor_division')), ('the softmax-axis bug', variant('softmax_axis')), ('the inverted-mask bug', variant('mask_polarity'))])
+    from mha.course.planted_bugs import attention_with_bug
+    buggy = [('the floor-division bug', attention_with_bug('floor_division')), ('the softmax-axis bug', attention_with_bug('softmax_axis')), ('the inverted-mask bug', attention_with_bug('mask_polarity'))]
+    check_test_catches(test_attention, 'test_attention', correct=[('the reference', attention_with_bug())], buggy=buggy)
 

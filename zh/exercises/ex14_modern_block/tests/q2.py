@@ -10,23 +10,9 @@ all_or_nothing = True
 def test_swiglu(swiglu):
     import torch
     import torch.nn.functional as F
-    import mha
     from mha.course.checks import call, check_tensor, forbid, randn
-
-    def reference_swiglu(x, W_gate, W_up, W_down):
-        layer = mha.SwiGLU(W_gate.shape[0], W_gate.shape[1])
-        with torch.no_grad():
-            layer.gate_proj.weight.copy_(W_gate.T)
-            layer.up_proj.weight.copy_(W_up.T)
-            layer.down_proj.weight.copy_(W_down.T)
-            return layer(x)
-
-    def reference_rms(x, weight, eps=1e-06):
-        norm = mha.RMSNorm(x.shape[-1], eps)
-        with torch.no_grad():
-            norm.weight.copy_(weight)
-            return norm(x)
-    forbid(swiglu, 'swiglu', {'SwiGLU': 'write the gated product yourself.'})
+    from mha.course.references import swiglu as reference_swiglu
+    forbid(swiglu, 'swiglu', {'SwiGLU': 'write the gated product yourself.', 'references.swiglu': 'write the gated product yourself.'})
     x = randn(2, 5, 8, seed=73)
     W_gate, W_up, W_down = (randn(8, 24, seed=74) / 8 ** 0.5, randn(8, 24, seed=75) / 8 ** 0.5, randn(24, 8, seed=76) / 24 ** 0.5)
     expected = reference_swiglu(x, W_gate, W_up, W_down)

@@ -11,20 +11,7 @@ def test_modern_block(modern_block, env):
     import torch
     import mha
     from mha.course.checks import call, check_tensor, randn, reference
-
-    def reference_swiglu(x, W_gate, W_up, W_down):
-        layer = mha.SwiGLU(W_gate.shape[0], W_gate.shape[1])
-        with torch.no_grad():
-            layer.gate_proj.weight.copy_(W_gate.T)
-            layer.up_proj.weight.copy_(W_up.T)
-            layer.down_proj.weight.copy_(W_down.T)
-            return layer(x)
-
-    def reference_rms(x, weight, eps=1e-06):
-        norm = mha.RMSNorm(x.shape[-1], eps)
-        with torch.no_grad():
-            norm.weight.copy_(weight)
-            return norm(x)
+    from mha.course.references import rms_norm as reference_rms, swiglu as reference_swiglu
     torch.manual_seed(0)
     layer = mha.MultiHeadAttention(8, 2, bias=False).eval()
 

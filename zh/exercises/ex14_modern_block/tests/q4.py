@@ -9,22 +9,8 @@ all_or_nothing = True
 @test_case(points=None, hidden=False)
 def test_fold_norm_weight(fold_norm_weight):
     import torch
-    import mha
     from mha.course.checks import call, check_tensor, check_tuple, randn
-
-    def reference_swiglu(x, W_gate, W_up, W_down):
-        layer = mha.SwiGLU(W_gate.shape[0], W_gate.shape[1])
-        with torch.no_grad():
-            layer.gate_proj.weight.copy_(W_gate.T)
-            layer.up_proj.weight.copy_(W_up.T)
-            layer.down_proj.weight.copy_(W_down.T)
-            return layer(x)
-
-    def reference_rms(x, weight, eps=1e-06):
-        norm = mha.RMSNorm(x.shape[-1], eps)
-        with torch.no_grad():
-            norm.weight.copy_(weight)
-            return norm(x)
+    from mha.course.references import rms_norm as reference_rms, swiglu as reference_swiglu
     x, weight = (randn(2, 5, 8, seed=83), randn(8, seed=84))
     W_gate, W_up, W_down = (randn(8, 24, seed=85) / 8 ** 0.5, randn(8, 24, seed=86) / 8 ** 0.5, randn(24, 8, seed=87) / 24 ** 0.5)
     errors = [('must match the size', "x @ W sums over W's rows (one per input feature): scale row i by weight[i], weight[:, None] * W.")]

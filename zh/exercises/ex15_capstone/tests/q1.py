@@ -1,0 +1,62 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q1"
+points = 3
+all_or_nothing = True
+
+@test_case(points=None, hidden=False)
+def test_attention(CausalSelfAttention):
+    import math
+    import torch
+    from mha.course import capstone
+    from mha.course.checks import call, check_tensor, forbid, randn
+    forbid(CausalSelfAttention.forward, 'CausalSelfAttention.forward', {'MultiHeadAttention': 'write the attention yourself.', 'MultiheadAttention': 'write the attention yourself.', 'scaled_dot_product_attention': 'compute the scores, the mask and the softmax yourself.', 'super': 'compute the attention in forward yourself, not with the forward of a parent class.'})
+    B, T, D, H = (2, 6, 16, 4)
+    torch.manual_seed(1)
+    ref = capstone.CausalSelfAttention(D, H).eval()
+    layer = call(CausalSelfAttention, 'CausalSelfAttention', d_model=D, num_heads=H)
+    call(layer.load_state_dict, 'load_state_dict', ref.state_dict(), error_hints=[('key', 'keep the given __init__: the four projections are named q_proj, k_proj, v_proj, o_proj.')])
+    x = randn(B, T, D, seed=151)
+
+    def variant(scale, causal=True, axis=-1, interleaved=False):
+
+        def heads(t):
+            if interleaved:
+                return t.view(B, T, D // H, H).permute(0, 3, 1, 2)
+            return t.view(B, T, H, D // H).transpose(1, 2)
+        with torch.no_grad():
+            q, k, v = (heads(ref.q_proj(x)), heads(ref.k_proj(x)), heads(ref.v_proj(x)))
+            scores = q @ k.transpose(-2, -1) / scale
+            if causal:
+                scores = scores.masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), float('-inf'))
+            out = torch.softmax(scores, dim=axis) @ v
+            if interleaved:
+                out = out.permute(0, 2, 3, 1).reshape(B, T, D)
+            else:
+                out = out.transpose(1, 2).reshape(B, T, D)
+            return ref.o_proj(out)
+    d_k = D // H
+    hints = [(variant(math.sqrt(d_k), causal=False), 'position t may not attend to later positions: fill the scores above the diagonal with -inf before the softmax.'), (variant(math.sqrt(D)), 'scale by sqrt(d_k) = sqrt(D // num_heads), the width of ONE head, not sqrt(D).'), (variant(1.0), 'divide the scores by sqrt(d_k).'), (variant(math.sqrt(d_k), axis=-2), "the softmax runs over the keys (the last axis), so that each query's weights sum to 1."), (variant(math.sqrt(d_k), interleaved=True), 'head h takes the columns h * d_k ... (h + 1) * d_k: view(B, T, H, d_k), then transpose(1, 2).')]
+    with torch.no_grad():
+        expected = ref(x)
+        got = call(layer, 'CausalSelfAttention(16, 4)', x=x)
+    check_tensor(got, expected, 'CausalSelfAttention(16, 4) on x [2, 6, 16], weights copied from the reference', hints)
+
+@test_case(points=None, hidden=False)
+def test_future_tokens_do_not_change_earlier_outputs(CausalSelfAttention):
+    import torch
+    from mha.course.checks import CheckFailed, call, check_tensor, randn
+    torch.manual_seed(2)
+    layer = call(CausalSelfAttention, 'CausalSelfAttention', d_model=8, num_heads=2)
+    x = randn(1, 7, 8, seed=152)
+    changed = x.clone()
+    changed[:, 4:] = randn(1, 3, 8, seed=153)
+    with torch.no_grad():
+        before = call(layer, 'CausalSelfAttention(8, 2)', x=x)
+        after = call(layer, 'CausalSelfAttention(8, 2)', x=changed)
+    if before is None or after is None:
+        raise CheckFailed('CausalSelfAttention(8, 2) returned None. The stub still ends with `return None`: replace it with your implementation.')
+    check_tensor(after[:, :4], before[:, :4], 'the outputs at positions 0-3 after changing only the tokens 4-6 of x [1, 7, 8] (they must not change: a position sees only itself and earlier ones)', atol=1e-05)
+

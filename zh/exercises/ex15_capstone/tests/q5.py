@@ -1,0 +1,48 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q5"
+points = 5
+all_or_nothing = True
+
+@test_case(points=None, hidden=False)
+def test_training_setup(make_model, make_optimizer, train_step, env):
+    import math
+    import torch
+    from mha.course import capstone
+    from mha.course.checks import CheckFailed, call, reference
+    config = env.get('CONFIG')
+    if not isinstance(config, dict) or 'num_heads' not in config:
+        raise CheckFailed('CONFIG should be a dict with d_model, num_heads, num_layers and d_ff.')
+    run = capstone.GRADED_RUN
+    with reference(env, CausalSelfAttention=capstone.CausalSelfAttention, Block=capstone.Block, GPT=capstone.GPT):
+        model = call(make_model, 'make_model')
+        if model is None:
+            raise CheckFailed('make_model() returned None. The stub still ends with `return None`: replace it with your implementation.')
+        try:
+            ref = capstone.reference_gpt(call(model.state_dict, 'model.state_dict'), config['num_heads'])
+        except capstone.CapstoneError as exc:
+            raise CheckFailed(f'make_model(): {exc}') from None
+        parameters = sum((p.numel() for p in ref.parameters()))
+        if ref.config.vocab_size != capstone.VOCAB_SIZE or ref.config.max_len < run['context']:
+            raise CheckFailed(f'make_model() should build GPT(512, 64, **CONFIG): got vocab_size {ref.config.vocab_size}, max_len {ref.config.max_len}.')
+        if parameters > run['max_parameters']:
+            raise CheckFailed(f"make_model() has {parameters:,} parameters; the budget is {run['max_parameters']:,}.")
+        optimizer = call(make_optimizer, 'make_optimizer', model=model)
+        if optimizer is None:
+            raise CheckFailed('make_optimizer(model) returned None. The stub still ends with `return None`: replace it with your implementation.')
+        batch = torch.randint(0, capstone.VOCAB_SIZE, (2, run['context'] + 1), generator=torch.Generator().manual_seed(157))
+        loss = call(train_step, 'train_step', model=model, optimizer=optimizer, batch=batch)
+        if loss is None:
+            raise CheckFailed("train_step(model, optimizer, batch [2, 65]) returned None. The stub still ends with `return None`: return the batch's loss, loss.item().")
+        if not isinstance(loss, (int, float)) and (not (isinstance(loss, torch.Tensor) and loss.numel() == 1)):
+            raise CheckFailed(f'train_step should return the loss as a number (loss.item()); it returned {type(loss).__name__}.')
+        loss = float(loss)
+        if not abs(loss - math.log(capstone.VOCAB_SIZE)) < 1.5:
+            raise CheckFailed(f"train_step on a random batch of a fresh model returned the loss {loss:.3f}; a fresh model's loss is near ln(512) = 6.24 nats per token. Return the MEAN cross-entropy over the predicted tokens (F.cross_entropy's default), as a number.")
+        after = call(model.state_dict, 'model.state_dict')
+        before = ref.state_dict()
+        if all((torch.equal(after[k], before[k]) for k in before if k in after)):
+            raise CheckFailed('train_step did not change any weight: call loss.backward() and optimizer.step().')
+
