@@ -1,0 +1,184 @@
+"""Specifications of mha.course.induction: the copy task, the head scores and head ablation.
+
+The references are hand-built attention patterns, loops over positions, and an attention
+forward pass written out here head by head from the model's own weights.
+"""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from mha import apply_rope
+from mha.course.induction import (AttentionOnly, CopyBatch, ablate_heads, ablation_table,
+                                  copy_batch, copy_loss, evaluate, induction_score,
+                                  previous_token_score)
+
+
+def batch_of(seed=0, B=200, **kw):
+    return copy_batch(B, generator=torch.Generator().manual_seed(seed), **kw)
+
+
+def test_each_sequence_repeats_one_segment_later_without_overlap():
+    batch = batch_of(B=500)
+    T = batch.tokens.shape[1]
+    for b in range(500):
+        P, s, d = int(batch.length[b]), int(batch.src[b]), int(batch.dst[b])
+        assert 16 <= P <= 32
+        assert 0 <= s and s + P <= d and d + P <= T
+        assert torch.equal(batch.tokens[b, d:d + P], batch.tokens[b, s:s + P])
+
+
+def test_lengths_and_positions_cover_their_whole_ranges():
+    batch = batch_of(B=3000)
+    assert set(batch.length.tolist()) == set(range(16, 33))
+    assert batch.src.min() == 0
+    assert (batch.dst + batch.length).max() == 64  # some copies end at the last token
+    assert (batch.dst == batch.src + batch.length).any()  # and some start right after
+
+
+def test_same_generator_seed_gives_the_same_batch():
+    a, b = batch_of(seed=3), batch_of(seed=3)
+    assert all(torch.equal(x, y) for x, y in zip(
+        (a.tokens, a.src, a.dst, a.length), (b.tokens, b.src, b.dst, b.length)))
+
+
+def test_impossible_lengths_are_refused():
+    with pytest.raises(ValueError, match="2 \\* max_len"):
+        copy_batch(2, seq_len=40, max_len=32)
+    with pytest.raises(ValueError, match="min_len <= max_len"):
+        copy_batch(2, min_len=20, max_len=10)
+
+
+def test_target_mask_scores_the_copy_but_its_first_token():
+    # worked by hand: T = 10, copy at 6..8 (P = 3): targets 7 and 8, predicted at 6 and 7
+    batch = CopyBatch(torch.zeros(1, 10, dtype=torch.long), torch.tensor([1]),
+                      torch.tensor([6]), torch.tensor([3]))
+    assert batch.target_mask()[0].nonzero().flatten().tolist() == [6, 7]
+
+
+def test_copy_loss_is_the_mean_over_the_copy_targets_computed_one_by_one():
+    batch = batch_of(B=4)
+    logits = torch.randn(4, 64, 64, generator=torch.Generator().manual_seed(1))
+    losses = []
+    for b in range(4):
+        d, P = int(batch.dst[b]), int(batch.length[b])
+        for target in range(d + 1, d + P):  # the copy's tokens after its first
+            log_p = torch.log_softmax(logits[b, target - 1], dim=-1)
+            losses.append(-log_p[batch.tokens[b, target]].item())
+    assert copy_loss(logits, batch).item() == pytest.approx(sum(losses) / len(losses), rel=1e-5)
+
+
+def causal_uniform(B, H, T):
+    w = torch.tril(torch.ones(T, T))
+    return (w / w.sum(-1, keepdim=True)).expand(B, H, T, T).clone()
+
+
+def test_previous_token_score_of_a_pure_previous_token_head_is_one():
+    T = 8
+    w = causal_uniform(2, 3, T)
+    w[:, 1] = 0
+    w[:, 1, 0, 0] = 1  # query 0 has only itself
+    w[:, 1, torch.arange(1, T), torch.arange(T - 1)] = 1
+    score = previous_token_score(w)
+    assert score[1] == pytest.approx(1.0)
+    # a uniform causal head puts 1/(t+1) on t - 1: the mean over t = 1..T-1
+    uniform = sum(1 / (t + 1) for t in range(1, T)) / (T - 1)
+    assert score[0].item() == pytest.approx(uniform) and score[2].item() == pytest.approx(uniform)
+
+
+def test_induction_score_reads_the_token_after_the_earlier_occurrence():
+    batch = batch_of(B=3)
+    B, T = batch.tokens.shape
+    w = causal_uniform(B, 2, T)
+    for b in range(B):  # head 1: the textbook induction head
+        s, d, P = int(batch.src[b]), int(batch.dst[b]), int(batch.length[b])
+        for i in range(P - 1):
+            w[b, 1, d + i] = 0
+            w[b, 1, d + i, s + i + 1] = 1
+    assert induction_score(w, batch)[1] == pytest.approx(1.0)
+    assert induction_score(w, batch, offset=0)[1] == pytest.approx(0.0)
+    assert induction_score(w, batch, offset=2)[1] == pytest.approx(0.0)
+    # the uniform head: mean of 1/(query + 1) over the copy queries, sequence by sequence
+    expected = sum(sum(1 / (int(batch.dst[b]) + i + 1) for i in range(int(batch.length[b]) - 1))
+                   / (int(batch.length[b]) - 1) for b in range(B)) / B
+    assert induction_score(w, batch)[0].item() == pytest.approx(expected)
+
+
+def test_scores_refuse_weights_of_the_wrong_shape():
+    batch = batch_of(B=2)
+    with pytest.raises(ValueError, match=r"\[B, H, T, T\]"):
+        previous_token_score(torch.rand(2, 64, 64))
+    with pytest.raises(ValueError, match="tokens have shape"):
+        induction_score(torch.rand(3, 4, 64, 64), batch)
+
+
+def forward_by_hand(model: AttentionOnly, tokens, zero=()):
+    """The model's forward pass written out head by head, with the heads in ``zero`` left out."""
+    x = model.embed(tokens)
+    if model.pos is not None:
+        x = x + model.pos.weight[: tokens.shape[1]]
+    T = tokens.shape[1]
+    allowed = torch.ones(T, T).tril().bool()
+    for layer, (norm, attn) in enumerate(zip(model.norms, model.attns)):
+        h_in = norm(x)
+        d_k = attn.head_dim
+        heads = []
+        for h in range(model.num_heads):
+            cols = slice(h * d_k, (h + 1) * d_k)
+            q = h_in @ attn.q_proj.weight[cols].T + attn.q_proj.bias[cols]  # [B, T, d_k]
+            k = h_in @ attn.k_proj.weight[cols].T + attn.k_proj.bias[cols]
+            v = h_in @ attn.v_proj.weight[cols].T + attn.v_proj.bias[cols]
+            if model.positions == "rope":
+                q, k = apply_rope(q, torch.arange(T)), apply_rope(k, torch.arange(T))
+            scores = (q @ k.transpose(-1, -2)) / math.sqrt(d_k)
+            a = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
+            heads.append(torch.zeros_like(v) if (layer, h) in zero else a @ v)
+        x = x + F.linear(torch.cat(heads, dim=-1), attn.o_proj.weight, attn.o_proj.bias)
+    return model.unembed(model.final_norm(x))
+
+
+@pytest.mark.parametrize("positions", ["rope", "learned"])
+@pytest.mark.parametrize("zero", [(), ((0, 1),), ((1, 3),), ((0, 0), (1, 2))])
+def test_ablating_a_head_equals_leaving_it_out_of_the_sum(positions, zero):
+    torch.manual_seed(0)
+    model = AttentionOnly(vocab_size=11, d_model=16, num_heads=4, num_layers=2, max_len=12,
+                          positions=positions)
+    for p in model.parameters():  # larger weights than the N(0, 0.02) init: heads matter
+        torch.nn.init.normal_(p, std=0.5)
+    tokens = torch.randint(11, (3, 12))
+    with torch.no_grad(), ablate_heads(model, zero):
+        logits, _ = model(tokens)
+    expected = forward_by_hand(model, tokens, zero)
+    torch.testing.assert_close(logits, expected, atol=1e-5, rtol=1e-5)
+    # and the hooks are gone after the block
+    torch.testing.assert_close(model(tokens)[0], forward_by_hand(model, tokens),
+                               atol=1e-5, rtol=1e-5)
+
+
+def test_ablation_table_is_the_loss_increase_per_head():
+    torch.manual_seed(0)
+    model = AttentionOnly(num_layers=2)
+    for p in model.parameters():
+        torch.nn.init.normal_(p, std=0.3)
+    batch = batch_of(B=8)
+    table = ablation_table(model, batch)
+    assert table.shape == (2, 4)
+    base = evaluate(model, batch)
+    assert table[1, 2].item() == pytest.approx(evaluate(model, batch, [(1, 2)]) - base, abs=1e-5)
+
+
+def test_a_head_that_does_not_exist_is_named_in_the_error():
+    with pytest.raises(ValueError, match=r"no head \(2, 0\)"):
+        with ablate_heads(AttentionOnly(num_layers=2), [(2, 0)]):
+            pass
+
+
+def test_weights_start_from_a_normal_with_std_002():
+    torch.manual_seed(0)
+    model = AttentionOnly()
+    w = torch.cat([model.embed.weight.flatten(), model.attns[0].q_proj.weight.flatten()])
+    assert w.std().item() == pytest.approx(0.02, rel=0.05)
+    assert model.attns[0].q_proj.bias.abs().max() == 0
