@@ -5,9 +5,13 @@
 * evaluation measures both the teacher-forced :func:`token_accuracy` and the
   free-running :func:`exact_match` of :func:`mha.greedy_decode`, whose gap is the
   price of exposure bias.
+
+:func:`train` takes ``device``, ``precision`` and ``compile`` options (see
+:mod:`mha.course.device`); the batches are always built on the CPU and moved to the model.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 import time
@@ -22,6 +26,7 @@ from ..generation import eval_mode
 from .numerals import (BOS_ID, EOS_ID, PAD_ID, SRC_VOCAB, TGT_VOCAB, Batch, decode_target,
                        make_batch, random_batches, split_numbers)
 from ..transformer import Transformer
+from .device import MixedPrecision, maybe_compile, pick_device
 
 
 def shift_right(labels: torch.Tensor, bos_id: int = BOS_ID) -> torch.Tensor:
@@ -36,6 +41,20 @@ def shift_right(labels: torch.Tensor, bos_id: int = BOS_ID) -> torch.Tensor:
         raise ValueError(f"labels must be [B, T]; got shape {list(labels.shape)}")
     bos = torch.full_like(labels[:, :1], bos_id)
     return torch.cat([bos, labels[:, :-1]], dim=1)
+
+
+def device_of(model: torch.nn.Module) -> torch.device:
+    """The device of the model's parameters (where its inputs must be)."""
+    return next(model.parameters()).device
+
+
+def batch_to(batch: Batch, device: torch.device) -> Batch:
+    """The same batch with its tensors on ``device`` (itself if they are there already)."""
+    if batch.src.device == torch.device(device):
+        return batch
+    return dataclasses.replace(batch, src=batch.src.to(device),
+                               src_lengths=batch.src_lengths.to(device),
+                               labels=batch.labels.to(device))
 
 
 def teacher_forced_logits(model: Transformer, batch: Batch) -> torch.Tensor:
@@ -73,6 +92,7 @@ def exact_match(predictions: Sequence[str], references: Sequence[str]) -> float:
 def translate(model: Transformer, batch: Batch, use_cache: bool = True,
               max_len: int = 8) -> list[str]:
     """Free-running greedy decoding of a batch -> digit strings."""
+    batch = batch_to(batch, device_of(model))
     out = greedy_decode(model, batch.src, max_len, BOS_ID, EOS_ID, use_cache=use_cache,
                         src_mask=batch.src_mask)
     return [decode_target(row) for row in out.tolist()]
@@ -82,7 +102,7 @@ def translate(model: Transformer, batch: Batch, use_cache: bool = True,
 def evaluate(model: Transformer, numbers: Sequence[int]) -> dict[str, float]:
     """Teacher-forced loss and token accuracy, and free-running exact match."""
     with eval_mode(model):
-        batch = make_batch(numbers)
+        batch = batch_to(make_batch(numbers), device_of(model))
         logits = teacher_forced_logits(model, batch)
         return {
             "loss": sequence_loss(logits, batch.labels).item(),
@@ -119,7 +139,8 @@ def train(model: Transformer, numbers: Sequence[int], steps: int = 1500,
           batch_size: int = 64, lr: float = 3e-3, warmup: int = 100, seed: int = 0,
           eval_numbers: Sequence[int] | None = None, eval_every: int = 0,
           progress: bool = False,
-          on_step: Callable[[int, Transformer], None] | None = None) -> History:
+          on_step: Callable[[int, Transformer], None] | None = None,
+          device=None, precision: str = "fp32", compile: bool = False) -> History:
     """Teacher-forced training with Adam, linear warm-up then cosine decay to zero.
 
     Batches come from :func:`mha.course.numerals.random_batches` with ``seed``, so two calls
@@ -127,7 +148,17 @@ def train(model: Transformer, numbers: Sequence[int], steps: int = 1500,
     ``eval_every`` steps (0 = never) the model is scored on ``eval_numbers`` with
     :func:`evaluate`. ``progress=True`` shows a tqdm bar on stdout. ``on_step(step, model)``
     is called after every optimiser step (e.g. to keep a copy of an early checkpoint).
+
+    ``device`` (default :func:`mha.course.device.pick_device`) is where the model trains;
+    it is moved back to where it was at the end. ``precision`` is ``"fp32"`` (the book's),
+    ``"bf16"`` or ``"fp16"`` (:class:`mha.course.device.MixedPrecision`); ``compile=True``
+    runs the forward pass through ``torch.compile``.
     """
+    device = pick_device(device)
+    amp = MixedPrecision(device, precision)  # checks precision before any work is done
+    home = device_of(model)  # where the model goes back to at the end
+    model.to(device)
+    forward = maybe_compile(model, compile)  # shares its parameters with model
     optimizer = torch.optim.Adam(model.parameters(), lr=lr, betas=(0.9, 0.98))
 
     def schedule(step: int) -> float:
@@ -145,11 +176,12 @@ def train(model: Transformer, numbers: Sequence[int], steps: int = 1500,
     start = time.perf_counter()
     model.train()
     for step, batch in enumerate(batches, start=1):
-        loss = sequence_loss(teacher_forced_logits(model, batch), batch.labels)
+        batch = batch_to(batch, device)
+        with amp.autocast():  # float32 unless precision says otherwise
+            loss = sequence_loss(teacher_forced_logits(forward, batch), batch.labels)
         optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
+        amp.backward(loss)
+        amp.step(optimizer, model.parameters(), max_norm=1.0)  # clip, then step
         scheduler.step()
         history.loss.append(loss.item())
         if on_step is not None:
@@ -167,7 +199,7 @@ def train(model: Transformer, numbers: Sequence[int], steps: int = 1500,
         bar.close()
         history.progress_bar = str(bar)
     history.seconds = time.perf_counter() - start
-    model.eval()
+    model.eval().to(home)
     return history
 
 
