@@ -129,13 +129,35 @@ ALLOWED_CODE_CHANGES = {
 }
 
 
+EXECUTED_PAGES = zh.executed_pages()
+
+
+def _expected_zh_source(page: str, en_cell: dict, first_code_id: str | None) -> str:
+    """What the Chinese copy of an English code cell must hold: the English source, or its
+    code translation when it has a current one (checked below to change only comments and
+    strings), with ALLOWED_CODE_CHANGES applied; on an executed page the first code cell also
+    switches the figures to Chinese (zh.ZH_LANGUAGE_LINES)."""
+    source = zh.cell_text(en_cell)
+    entry = zh.code_translations(page).get(en_cell["id"])
+    if entry and entry.get("zh", "").strip() and entry.get("en_sha256") == zh.text_hash(source):
+        source = entry["zh"]
+    for english_text, chinese_text in ALLOWED_CODE_CHANGES.items():
+        source = source.replace(english_text, chinese_text)
+    if page in EXECUTED_PAGES and en_cell["id"] == first_code_id:
+        source = source.rstrip("\n") + "\n\n" + zh.ZH_LANGUAGE_LINES.rstrip("\n")
+    return source
+
+
 @pytest.mark.parametrize("page", NOTEBOOK_PAGES)
-def test_chinese_notebook_has_the_english_code_cells_and_outputs_byte_for_byte(page):
-    """The Chinese code cells are the English ones: the same code, the same stored outputs, the
-    same metadata (tags included), in the same order. The only exceptions: the quiz cell's stored
-    output shows the Chinese quiz, an exercise's check cells show the English output translated
-    (check_output_in: the output a run in Chinese prints), and the two source changes of
-    ALLOWED_CODE_CHANGES (Chinese feedback in the exercises, the Chinese quiz on Colab)."""
+def test_chinese_notebook_has_the_english_code_cells_and_outputs(page):
+    """The Chinese code cells are the English ones: the same code, the same metadata (tags
+    included), in the same order, and (on a page that is not executed in Chinese) the same stored
+    outputs byte for byte. The only exceptions: the code translations of
+    zh/translations/<page>.json (comments and strings only: next test), the two source changes
+    of ALLOWED_CODE_CHANGES, the figures' language switch of an executed page, and the outputs:
+    the quiz cell's shows the Chinese quiz, an exercise's check cells show the English output
+    translated (check_output_in: the output a run in Chinese prints), and an executed page's are
+    those of its Chinese run (nbval checks them: `make notebooks`)."""
     zh_path = zh.ZH / f"{page}.ipynb"
     if not zh_path.is_file():
         pytest.fail(f"no zh/{page}.ipynb: run `make book`")
@@ -143,15 +165,16 @@ def test_chinese_notebook_has_the_english_code_cells_and_outputs_byte_for_byte(p
     chinese = json.loads(zh_path.read_text(encoding="utf-8"))
     en_code, zh_code = _code_cells(english), _code_cells(chinese)
     assert len(zh_code) == len(en_code), f"zh/{page}.ipynb: {len(zh_code)} code cells, English {len(en_code)}"
+    first_code_id = zh._first_code_cell_id(english)
+    executed = page in EXECUTED_PAGES
     for en_cell, zh_cell in zip(en_code, zh_code):
         where = f"zh/{page}.ipynb, code cell {en_cell['id']}"
-        source = zh.cell_text(en_cell)
-        for english_text, chinese_text in ALLOWED_CODE_CHANGES.items():
-            source = source.replace(english_text, chinese_text)
+        source = _expected_zh_source(page, en_cell, first_code_id)
         assert zh.cell_text(zh_cell) == source, f"{where}: the source is not the English one {_diff(source, zh.cell_text(zh_cell))}"
         check_cell = page.startswith("exercises/") and zh.CHECK_CELL.search(source)
-        ignored = {"source", "outputs"} if "display_quiz(" in zh.cell_text(en_cell) or check_cell else {"source"}
-        if check_cell:
+        ignored = {"source", "outputs", "execution_count"} if executed else \
+            {"source", "outputs"} if "display_quiz(" in zh.cell_text(en_cell) or check_cell else {"source"}
+        if check_cell and not executed:
             want = [dict(out, data=check_output_in("zh", out["data"])) if "data" in out else out
                     for out in en_cell["outputs"]]
             got = [dict(out, data={k: zh.cell_text({"source": v}) for k, v in out["data"].items()})
@@ -163,6 +186,92 @@ def test_chinese_notebook_has_the_english_code_cells_and_outputs_byte_for_byte(p
             f"edited (run `make book`)"
         )
     assert chinese["metadata"] == english["metadata"], f"zh/{page}.ipynb: notebook metadata differs"
+
+
+CODE_TRANSLATED_PAGES = sorted(p for p in NOTEBOOK_PAGES if zh.code_translations(p))
+
+
+@pytest.mark.parametrize("page", CODE_TRANSLATED_PAGES)
+def test_code_translation_changes_only_comments_and_strings_of_the_current_english_code(page):
+    """A code translation translates the code cell as it is now (its en_sha256) and changes
+    nothing but comments and the text of string literals (zh.code_skeleton: the code's syntax
+    tree with every string emptied; the fields of an f-string stay)."""
+    english = _english_cells(page)
+    problems = []
+    for cell_id, state, entry in zh.code_states(page):
+        if state == "missing":
+            problems.append(f"code cell {cell_id}: no longer a code cell of {page}.ipynb")
+            continue
+        if state == "outdated":
+            problems.append(f"code cell {cell_id}: the English code changed since it was translated:\n"
+                            + _diff(entry.get("en", ""), zh.cell_text(english[cell_id])))
+            continue
+        if zh.code_skeleton(entry["zh"]) != zh.code_skeleton(zh.cell_text(english[cell_id])):
+            problems.append(f"code cell {cell_id}: the translation changes more than comments and strings:\n"
+                            + _diff(zh.cell_text(english[cell_id]), entry["zh"]))
+    assert not problems, (
+        f"{page}: code translations in zh/translations/{page}.json. Update the \"zh\" code, then run "
+        f"python zh/zh_edition.py --accept {page} <cell id> and --execute {page}\n\n" + "\n\n".join(problems))
+
+
+@pytest.mark.parametrize("page", EXECUTED_PAGES)
+def test_executed_chinese_page_draws_its_own_figures(page):
+    """A page executed in Chinese stores the figures of its Chinese run: none is byte-identical
+    to the English figure (an identical one would mean the page was not re-executed)."""
+    english = {c["id"]: c for c in _code_cells(json.loads((ROOT / f"{page}.ipynb").read_text(encoding="utf-8")))}
+    chinese = _code_cells(json.loads((zh.ZH / f"{page}.ipynb").read_text(encoding="utf-8")))
+
+    def images(cell):
+        return [zh.cell_text({"source": out["data"]["image/png"]}) for out in cell.get("outputs", [])
+                if "image/png" in out.get("data", {})]
+
+    same, count = [], 0
+    for cell in chinese:
+        for zh_image, en_image in zip(images(cell), images(english[cell["id"]])):
+            count += 1
+            if zh_image == en_image:
+                same.append(cell["id"])
+    assert not same, f"zh/{page}.ipynb: figures identical to the English ones in cells {same}: " \
+                     f"run python zh/zh_edition.py --execute {page}"
+    assert count or not any(images(c) for c in english.values()), f"zh/{page}.ipynb: no figure stored"
+
+
+def test_code_skeleton_sees_code_changes_but_not_comments_or_strings():
+    english = 'x = f(a, b)  # sum\nprint(f"total {x:>8}")\n'
+    assert zh.code_skeleton('x = f(a, b)  # 求和\nprint(f"总计 {x:>8}")\n') == zh.code_skeleton(english)
+    assert zh.code_skeleton('x = f(b, a)\nprint(f"total {x:>8}")\n') != zh.code_skeleton(english)
+    assert zh.code_skeleton('x = f(a, b)\nprint(f"total {y:>8}")\n') != zh.code_skeleton(english)
+    assert zh.code_skeleton('x = f(a, b)\nprint(f"total {x:>8}", 1)\n') != zh.code_skeleton(english)
+
+
+def test_plotting_labels_follow_the_language_and_chinese_has_a_cjk_font():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from mha.course import plotting
+
+    try:
+        plotting.use_language("zh")
+        ax = plotting.plot_attention(np.full((2, 3), 1 / 3))
+        assert (ax.get_xlabel(), ax.get_ylabel()) == ("键（被关注）", "查询（发起关注）")
+        assert plotting.cjk_font() in matplotlib.rcParams["font.sans-serif"][:1]
+        from matplotlib import font_manager
+        path = font_manager.findfont(font_manager.FontProperties(family=["sans-serif"]))
+        from matplotlib.ft2font import FT2Font
+        assert FT2Font(path).get_char_index(ord("键")), f"{path} has no glyph for 键: it would draw a box"
+        plt.close("all")
+        plotting.use_language("en")
+        ax = plotting.plot_attention(np.full((2, 3), 1 / 3))
+        assert ax.get_xlabel() == "key (attended to)"
+        assert plotting.cjk_font() not in matplotlib.rcParams["font.sans-serif"][:1]
+        with pytest.raises(ValueError, match="unknown language"):
+            plotting.use_language("fr")
+    finally:
+        plotting.use_language("en")
+        plt.close("all")
 
 
 def test_the_allowed_code_changes_are_the_ones_the_generator_makes():
@@ -272,3 +381,32 @@ def test_translated_quiz_translates_the_current_english_quiz(nn):
         f"zh/translations/quizzes/{nn}.json: " + "; ".join(problems) + ". The Chinese page shows the English "
         f"quiz until it is fixed: update the translation, then python zh/zh_edition.py --accept quizzes/{nn}"
     )
+
+
+def test_every_glossary_definition_is_translated_from_the_current_english():
+    """The Chinese glossary defines every term in Chinese (zh/translations/glossary.yml), each
+    translation naming the English definition it translates; an edited English definition
+    fails here until the Chinese is updated and `python zh/zh_edition.py --accept glossary TERM`."""
+    problems = []
+    english = {names[0]: definition for names, _, definition in zh.english_glossary_entries()}
+    for term, state, entry in zh.glossary_states():
+        if state == "untranslated":
+            problems.append(f"{term}: no Chinese definition")
+        elif state == "outdated":
+            problems.append(f"{term}: the English definition changed since it was translated:\n"
+                            + _diff(entry.get("en", ""), english[term]))
+    unknown = sorted(set(zh.load_glossary_translation()) - set(english))
+    problems += [f"{term}: not a term of glossary.md any more" for term in unknown]
+    assert not problems, "zh/translations/glossary.yml:\n" + "\n\n".join(problems)
+
+
+def test_chinese_glossary_keeps_every_english_entry_name_so_links_land_on_the_same_entry():
+    """Chapters link glossary.md#term-<English term>; the Chinese glossary keeps the English
+    names as its entries' names (the Chinese name and definition follow), so every anchor exists
+    in both editions."""
+    def names(text):
+        body = text.split(":::{glossary}", 1)[1].split("\n:::", 1)[0]
+        return [line for line in body.split("\n") if line and not line.startswith((" ", ":"))]
+    english = names((ROOT / "glossary.md").read_text(encoding="utf-8"))
+    chinese = names((zh.ZH / "glossary.md").read_text(encoding="utf-8"))
+    assert chinese == english

@@ -10,7 +10,14 @@
                                              after updating the Chinese of changed cells: record the
                                              current English text of those cells (all outdated ones
                                              if no id is given) as the text they translate;
-                                             PAGE quizzes/NN: the same for a translated quiz
+                                             PAGE quizzes/NN: the same for a translated quiz;
+                                             PAGE glossary: for glossary definitions (TERM ...);
+                                             a code cell's id: for its code translation
+    python zh/zh_edition.py --execute [PAGE ...]
+                                             run the Chinese notebooks of pages with code
+                                             translations (comments and strings in Chinese) and
+                                             store their outputs: Chinese printed text and figures
+    python zh/zh_edition.py --executed       list those notebooks (make notebooks runs nbval on them)
 
 What is generated, and from what (see zh/README.md):
 * zh/<page>.ipynb for every notebook of _toc.yml: the English notebook with each Markdown cell
@@ -23,8 +30,11 @@ What is generated, and from what (see zh/README.md):
   note at the top of the page says how many there are. The quiz cell's stored output shows
   zh/chapters/quizzes/NN.json (translated quiz, or the English one until translated). Links to
   the published English book become links to the Chinese edition (zh_markdown).
-* zh/chapters/quizzes/NN.json, zh/glossary.md (the bilingual glossary, with a Chinese
-  preface), the exercise folders' files beside their notebooks, zh/_toc.yml, zh/_config.yml.
+  A page with code translations ("code" in its translation file) has those cells in Chinese
+  (comments and strings only) and is executed in Chinese (see "Code cells in Chinese" below).
+* zh/chapters/quizzes/NN.json, zh/glossary.md (the Chinese glossary: names from zh/terms.yml,
+  definitions from zh/translations/glossary.yml), the exercise folders' files beside their
+  notebooks, zh/_toc.yml, zh/_config.yml.
 Hand-written: zh/intro.md, zh/notation.md (each names the sha256 of the English page it
 translates in its first line), zh/errata.md, zh/translations/.
 """
@@ -64,9 +74,10 @@ CAPTIONS = {
     "From attention to a language model": "从注意力到语言模型",
 }
 TITLE = "多头注意力：可运行的教程"
+AUTHOR = "MHA 课程编写组"
 ZH_FOOTER = (
     '<p>代码（<code>mha</code> 包、测试、笔记本中的代码单元）：'
-    '<a href="https://github.com/mha-course/multi-head-attention/blob/main/LICENSE">MIT 许可证</a>（MIT licence）。'
+    '<a href="https://github.com/mha-course/multi-head-attention/blob/main/LICENSE">MIT 许可证</a>。'
     '文字与插图：<a href="https://creativecommons.org/licenses/by/4.0/">CC BY 4.0</a>'
     '（<a href="https://github.com/mha-course/multi-head-attention/blob/main/LICENSE-CONTENT">LICENSE-CONTENT</a>）。</p>\n'
 )
@@ -258,9 +269,93 @@ def _with_zh_check_output(cell: dict) -> dict:
     return cell
 
 
+# --------------------------------------------------------------------------------------
+# Code cells in Chinese: comments and printed strings (issue 23)
+#
+# A translation file may also hold "code": {cell id: {"en_sha256", "en", "zh"}}: the whole code
+# cell with its comments and string literals (titles, labels, printed text) in Chinese and
+# nothing else changed (code_skeleton: tests/test_zh_edition.py checks it). A page with code
+# translations is EXECUTED in Chinese (`--execute`), so its figures are drawn with Chinese
+# labels: its first code cell after the Colab setup also calls plotting.use_language("zh")
+# (ZH_LANGUAGE_LINES), and its outputs are those of that run, which the generator keeps as long
+# as the code they came from is unchanged. nbval runs these notebooks (`make notebooks`).
+
+ZH_LANGUAGE_LINES = (
+    "from mha.course.plotting import use_language\n"
+    "use_language(\"zh\")  # 图中的标题、坐标轴和图例用中文\n"
+)
+SETUP_HEADER = "# Setup: on Google Colab"
+
+
+def code_translations(page: str) -> dict:
+    return load_translation(page).get("code", {})
+
+
+def executed_pages() -> list[str]:
+    """Pages whose Chinese notebook is executed (it has code translations)."""
+    return [p for p in notebook_pages() if code_translations(p)]
+
+
+def code_states(page: str) -> list[tuple[str, str, dict]]:
+    """(cell id, 'translated' | 'outdated' | 'missing', entry) for every code translation of page."""
+    nb = json.loads((ROOT / f"{page}.ipynb").read_text(encoding="utf-8"))
+    english = {c["id"]: c for c in nb["cells"]}
+    states = []
+    for cid, entry in code_translations(page).items():
+        cell = english.get(cid)
+        if cell is None or cell["cell_type"] != "code":
+            states.append((cid, "missing", entry))
+        elif entry.get("en_sha256") != text_hash(cell_text(cell)):
+            states.append((cid, "outdated", entry))
+        else:
+            states.append((cid, "translated", entry))
+    return states
+
+
+def code_skeleton(source: str) -> str:
+    """The code without its comments and the text of its string literals: what a code
+    translation must leave unchanged. (The fields of an f-string, {x:>8}, are code: kept.)"""
+    import ast
+
+    class _Blank(ast.NodeTransformer):
+        def visit_Constant(self, node):
+            return ast.Constant(value="") if isinstance(node.value, str) else node
+
+        def visit_JoinedStr(self, node):
+            return ast.JoinedStr(values=[self.visit(v) for v in node.values if isinstance(v, ast.FormattedValue)])
+
+    return ast.dump(_Blank().visit(ast.parse(source)))
+
+
+def _first_code_cell_id(nb: dict) -> str | None:
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code" and not cell_text(cell).startswith(SETUP_HEADER):
+            return cell["id"]
+    return None
+
+
+def zh_code_source(page: str, cell: dict, first_code_id: str | None = None) -> str:
+    """The source of the Chinese copy of an English code cell."""
+    source = cell_text(cell)
+    entries = code_translations(page)
+    entry = entries.get(cell["id"])
+    if entry and entry.get("zh", "").strip() and entry.get("en_sha256") == text_hash(source):
+        source = entry["zh"]
+    source = zh_code(source)
+    if entries and cell["id"] == first_code_id:
+        source = source.rstrip("\n") + "\n\n" + ZH_LANGUAGE_LINES.rstrip("\n")
+    return source
+
+
 def zh_notebook(page: str) -> dict:
     nb = json.loads((ROOT / f"{page}.ipynb").read_text(encoding="utf-8"))
     states = {cid: (state, entry) for cid, state, entry in cell_states(page)}
+    executed = bool(code_translations(page))
+    first_code_id = _first_code_cell_id(nb)
+    ran = {}  # the outputs of the last Chinese run, by cell id, with the source they came from
+    if executed and (ZH / f"{page}.ipynb").is_file():
+        previous = json.loads((ZH / f"{page}.ipynb").read_text(encoding="utf-8"))
+        ran = {c["id"]: c for c in previous["cells"] if c["cell_type"] == "code"}
     missing = outdated = 0
     cells = []
     for cell in nb["cells"]:
@@ -274,11 +369,19 @@ def zh_notebook(page: str) -> dict:
             if zh_markdown(cell_text(cell)) != cell_text(cell):
                 cell = dict(cell, source=_lines(zh_markdown(cell_text(cell))))
         elif cell["cell_type"] == "code":
-            if "display_quiz(" in cell_text(cell):
-                cell = _with_zh_quiz(cell)
-            if page.startswith("exercises/") and CHECK_CELL.search(cell_text(cell)):
-                cell = _with_zh_check_output(cell)
-            cell = _with_zh_code(cell)
+            source = zh_code_source(page, cell, first_code_id)
+            before = ran.get(cell["id"])
+            if before is not None and cell_text(before) == source:
+                # Executed in Chinese from this very source: keep what that run printed and drew.
+                cell = dict(cell, source=_lines(source), outputs=before.get("outputs", []),
+                            execution_count=before.get("execution_count"))
+            else:
+                if "display_quiz(" in cell_text(cell):
+                    cell = _with_zh_quiz(cell)
+                if page.startswith("exercises/") and CHECK_CELL.search(cell_text(cell)):
+                    cell = _with_zh_check_output(cell)
+                if source != cell_text(cell):
+                    cell = dict(cell, source=_lines(source))
         cells.append(cell)
     if missing:
         outdated_part = f"（其中 {outdated} 段的英文原文已修改，译文待更新）" if outdated else ""
@@ -289,19 +392,165 @@ def zh_notebook(page: str) -> dict:
     return nb
 
 
+def execute_zh_notebook(page: str, timeout: int = 600) -> Path:
+    """Run the Chinese notebook of page (in its folder, as Jupyter does) and store its outputs."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb_dict = zh_notebook(page)
+    path = ZH / f"{page}.ipynb"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nb = nbformat.reads(json.dumps(nb_dict), as_version=4)
+    NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    outputs = {c["id"]: c for c in nb["cells"] if c["cell_type"] == "code"}
+    for cell in nb_dict["cells"]:
+        if cell["cell_type"] == "code":
+            ran_cell = json.loads(nbformat.writes(nbformat.from_dict({
+                "cells": [outputs[cell["id"]]], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})))["cells"][0]
+            cell["outputs"] = ran_cell.get("outputs", [])
+            cell["execution_count"] = ran_cell.get("execution_count")
+    path.write_bytes(notebook_bytes(nb_dict))
+    return path
+
+
 def notebook_bytes(nb: dict) -> bytes:
     # The layout nbformat writes (so that saving in Jupyter changes nothing needlessly).
     return (json.dumps(nb, ensure_ascii=False, indent=1, sort_keys=True) + "\n").encode("utf-8")
 
 
+GLOSSARY_TRANSLATION = TRANSLATIONS / "glossary.yml"
+GLOSSARY_INTRO = """# 术语表 · Glossary
+
+本课程用到的每个技术术语都列在这里：先是英文原文，然后是中文名和中文释义。中文名取中文教材和论文最常用的译法；中文写作中通常保留英文原名的（softmax、Transformer、logits），这里也保留。全书每个术语只用这一个译名（译名表是仓库中的 `zh/terms.yml`，`tests/test_zh_terms.py` 检查每一页都用它）。
+
+各章第一次使用某个术语时都链接到这里。zh.d2l.ai（《动手学深度学习》中文版）的译名与本书不同时，条目中注明。
+
+| 符号 | 含义 | English |
+|---|---|---|
+"""
+GLOSSARY_UNTRANSLATED = "*（此条尚无中文释义，暂以英文原文显示。）*"
+
+
+def load_glossary_translation() -> dict:
+    """{term: {en_sha256, en, zh}}: the Chinese definitions of the glossary's entries."""
+    if not GLOSSARY_TRANSLATION.is_file():
+        return {}
+    return yaml.safe_load(GLOSSARY_TRANSLATION.read_text(encoding="utf-8")) or {}
+
+
+class _BlockDumper(yaml.SafeDumper):
+    pass
+
+
+_BlockDumper.add_representer(str, lambda dumper, text: dumper.represent_scalar(
+    "tag:yaml.org,2002:str", text, style="|" if "\n" in text else None))
+
+
+def save_glossary_translation(data: dict) -> None:
+    header = ("# The Chinese definitions of the glossary's entries (zh/README.md): per term of glossary.md,\n"
+              "# the sha256 of the English definition translated, that English, and the Chinese (one line).\n"
+              "# The Chinese NAME of each term is not here: it is zh/terms.yml's.\n")
+    GLOSSARY_TRANSLATION.write_text(header + yaml.dump(data, Dumper=_BlockDumper, allow_unicode=True, sort_keys=False,
+                                                       width=1000), encoding="utf-8")
+
+
+def glossary_states() -> list[tuple[str, str, dict | None]]:
+    """(term, 'translated' | 'untranslated' | 'outdated', entry) for every entry of glossary.md."""
+    translations = load_glossary_translation()
+    states = []
+    for names, _, definition in english_glossary_entries():
+        entry = translations.get(names[0])
+        if not entry or not entry.get("zh", "").strip():
+            states.append((names[0], "untranslated", entry))
+        elif entry.get("en_sha256") != text_hash(definition):
+            states.append((names[0], "outdated", entry))
+        else:
+            states.append((names[0], "translated", entry))
+    return states
+
+
+def zh_term_heading(row: dict) -> str:
+    """**注意力**（又称注意力机制）: the Chinese name and the other names. The English name is the
+    entry's name, shown above it (and its anchor, as in the English glossary)."""
+    extra = []
+    also = [n for n in row.get("also", []) if n not in row["en"]]
+    if also:
+        extra.append("又称" + "、".join(also))
+    if row.get("d2l"):
+        extra.append("zh.d2l.ai：" + "、".join(row["d2l"]))
+    return f"**{row['zh']}**" + (f"（{'；'.join(extra)}）" if extra else "")
+
+
 def zh_glossary() -> str:
+    """The Chinese glossary: Chinese names from zh/terms.yml, Chinese definitions from
+    zh/translations/glossary.yml, the English terms as the entries' names, so that every
+    glossary.md#term-<term> link of a chapter lands on the same entry as in English."""
     english = (ROOT / "glossary.md").read_text(encoding="utf-8")
-    preface = (
-        "\n\n> 本术语表是中英双语的：每个术语给出英文原文和中文教材、论文常用的译名，"
-        "与英文版相同。中文版各章第一次使用某个术语时链接到这里。\n"
-    )
-    lines = english.split("\n", 1)
-    return lines[0] + preface + ("\n" + lines[1] if len(lines) > 1 else "")
+    terms = {en: row for row in load_terms() for en in row["en"]}
+    out = [GLOSSARY_INTRO]
+    for line in english.split(":::{glossary}", 1)[0].split("\n"):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0].startswith("$"):
+            out.append(f"| {cells[0]} | {cells[2]} | {cells[1]} |\n")
+    out.append("\n:::{glossary}\n:sorted:\n")
+    states = {term: (state, entry) for term, state, entry in glossary_states()}
+    for names, chinese, definition in english_glossary_entries():
+        row = terms.get(names[0])
+        state, entry = states[names[0]]
+        heading = zh_term_heading(row) if row else f"**{chinese}**"
+        body = entry["zh"].strip() if state == "translated" else GLOSSARY_UNTRANSLATED + "\n\n" + definition
+        indented = "\n".join("  " + l if l.strip() else "" for l in body.split("\n"))
+        out.append("\n" + "\n".join(names) + f"\n  {heading}\n\n{indented}\n")
+    out.append(":::\n")
+    return "".join(out)
+
+
+TERMS_FILE = ZH / "terms.yml"
+# The names of glossary.md's symbol table that are terms of zh/terms.yml: (symbol, meaning).
+SYMBOL_TERMS = {"$B$": "batch size"}
+
+
+def load_terms() -> list[dict]:
+    """The term table (zh/terms.yml): the one Chinese name of every glossary term."""
+    return yaml.safe_load(TERMS_FILE.read_text(encoding="utf-8"))
+
+
+def glossary_symbol_names() -> list[tuple[list[str], str, str]]:
+    """([meaning], Chinese, symbol) for the rows of glossary.md's symbol table that name a term."""
+    text = (ROOT / "glossary.md").read_text(encoding="utf-8")
+    rows = []
+    for line in text.split("\n"):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0] in SYMBOL_TERMS:
+            rows.append(([SYMBOL_TERMS[cells[0]]], cells[2], cells[0]))
+    return rows
+
+
+def english_glossary_entries() -> list[tuple[list[str], str, str]]:
+    """(term names, bold Chinese name, English definition) of every entry of glossary.md."""
+    text = (ROOT / "glossary.md").read_text(encoding="utf-8")
+    body = text.split(":::{glossary}\n", 1)[1].split("\n:::", 1)[0]
+    entries, names, lines = [], [], []
+    for line in body.split("\n"):
+        if line.startswith(":"):
+            continue
+        if line and not line.startswith(" "):
+            if lines:
+                entries.append((names, lines))
+                names, lines = [], []
+            names.append(line.strip())
+        elif names:
+            lines.append(line)
+    if names:
+        entries.append((names, lines))
+    result = []
+    for names, lines in entries:
+        definition = "\n".join(l[2:] if l.startswith("  ") else l for l in lines).strip()
+        bold = re.match(r"\*\*(.+?)\*\*\s*", definition)
+        chinese = bold.group(1) if bold else ""
+        result.append((names, chinese, definition[bold.end():].strip() if bold else definition))
+    return result
 
 
 def zh_toc() -> dict:
@@ -317,6 +566,7 @@ def zh_toc() -> dict:
 def zh_config() -> dict:
     config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
     config["title"] = TITLE
+    config["author"] = AUTHOR
     config["logo"] = "../" + config["logo"]
     config["html"]["favicon"] = "../" + config["html"]["favicon"]
     config["repository"]["path_to_book"] = "zh"
@@ -325,6 +575,8 @@ def zh_config() -> dict:
         "translations", "*.py", "**/tests"]
     sphinx = config.setdefault("sphinx", {})
     sphinx["local_extensions"] = {name: "../_ext/" for name in sphinx.get("local_extensions", {})}
+    # The interface in Chinese (locales/zh_CN/) and the search that segments Chinese queries.
+    sphinx["local_extensions"]["zh_interface"] = "../_ext/"
     sphinx.setdefault("config", {})
     sphinx["config"].update({
         "language": "zh_CN",
@@ -437,9 +689,20 @@ def _status() -> int:
         print(f"{page:55s} {t:3d} translated {u:3d} untranslated {o:3d} outdated")
     for page in HAND_TRANSLATED:
         print(f"{page + '.md':55s} {hand_translation_state(page)[0]}")
+    states = [s for _, s, _ in glossary_states()]
+    print(f"{'glossary (zh/translations/glossary.yml)':55s} {states.count('translated'):3d} translated "
+          f"{states.count('untranslated'):3d} untranslated {states.count('outdated'):3d} outdated")
+    names = {en for row in load_terms() for en in row["en"]}
+    for names_, _, _ in english_glossary_entries():
+        if names_[0] not in names:
+            print(f"glossary term without a Chinese name in zh/terms.yml: {names_[0]!r}")
     for part in english_toc().get("parts", []):
         if part.get("caption") not in CAPTIONS:
             print(f"_toc.yml caption without a translation in zh_edition.CAPTIONS: {part.get('caption')!r}")
+    for page in executed_pages():
+        states = [s for _, s, _ in code_states(page)]
+        print(f"{page:55s} {states.count('translated'):3d} code cells translated "
+              f"{len(states) - states.count('translated'):3d} outdated (executed in Chinese)")
     print(f"Markdown cells translated: {done} of {total}")
     return 0
 
@@ -491,6 +754,16 @@ def quiz_translation_problems(nn: str) -> list[str]:
 
 
 def _accept(page: str, ids: list[str]) -> int:
+    if page == "glossary":
+        data = load_glossary_translation()
+        english = {names[0]: definition for names, _, definition in english_glossary_entries()}
+        targets = ids or [t for t, state, _ in glossary_states() if state == "outdated"]
+        for term in targets:
+            entry = data.setdefault(term, {"zh": ""})
+            entry.update(en_sha256=text_hash(english[term]), en=english[term], zh=entry.get("zh", ""))
+            print(f"glossary {term}: now translates the current English definition")
+        save_glossary_translation(data)
+        return 0
     if page.startswith("quizzes/"):
         nn = page.removeprefix("quizzes/")
         english_path, translated_path = _quiz_file(nn)
@@ -501,8 +774,15 @@ def _accept(page: str, ids: list[str]) -> int:
         return 0
     nb = json.loads((ROOT / f"{page}.ipynb").read_text(encoding="utf-8"))
     english = {c["id"]: cell_text(c) for c in markdown_cells(nb)}
+    code = {c["id"]: cell_text(c) for c in nb["cells"] if c["cell_type"] == "code"}
     data = load_translation(page)
     targets = ids or [cid for cid, state, _ in cell_states(page) if state == "outdated"]
+    # Code translations: after updating the Chinese code of a changed cell (then --execute PAGE).
+    for cid in ids or [cid for cid, state, _ in code_states(page) if state == "outdated"]:
+        if cid in code and cid in data.get("code", {}):
+            data["code"][cid].update(en_sha256=text_hash(code[cid]), en=code[cid])
+            print(f"{page} {cid}: the code translation now translates the current English code")
+    targets = [cid for cid in targets if not (cid in code and cid in data.get("code", {}))]
     for cid in targets:
         if cid not in english:
             print(f"{page}: no Markdown cell {cid}", file=sys.stderr)
@@ -522,9 +802,23 @@ def main(argv: list[str] | None = None) -> int:
     group.add_argument("--status", action="store_true")
     group.add_argument("--scaffold", metavar="PAGE")
     group.add_argument("--accept", nargs="+", metavar=("PAGE", "CELL_ID"))
+    group.add_argument("--execute", nargs="*", metavar="PAGE",
+                       help="run the Chinese notebooks of these pages (default: every page with code "
+                            "translations) and keep their outputs")
+    group.add_argument("--executed", action="store_true",
+                       help="print the Chinese notebooks that are executed in Chinese (for nbval)")
     args = parser.parse_args(argv)
     if args.status:
         return _status()
+    if args.executed:
+        for page in executed_pages():
+            print(f"zh/{page}.ipynb")
+        return 0
+    if args.execute is not None:
+        write_all()
+        for page in args.execute or executed_pages():
+            print(f"executed {execute_zh_notebook(page).relative_to(ROOT)}")
+        return 0
     if args.scaffold:
         return _scaffold(args.scaffold)
     if args.accept:

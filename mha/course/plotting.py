@@ -1,11 +1,91 @@
-"""Pictures used throughout the chapters: attention heatmaps and masks."""
+"""Pictures used throughout the chapters: attention heatmaps and masks.
+
+The labels these functions write are English, or Chinese after ``use_language("zh")`` (the
+Chinese edition's notebooks call it; the environment variable MHA_COURSE_LANG=zh does the same
+at import). Chinese needs a font with Han characters: ``use_language("zh")`` puts the first CJK
+font it finds (WenQuanYi Micro Hei, from Debian's fonts-wqy-microhei, or a Noto/Source Han
+font) in front of matplotlib's sans-serif list, so no character is drawn as an empty box.
+"""
 from __future__ import annotations
 
+import os
+import warnings
 from collections.abc import Sequence
+from pathlib import Path
 
+import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
+
+
+# The words the plotting functions write, per language.
+LABELS = {
+    "en": {"key_attended": "key (attended to)", "query_attending": "query (attending)",
+           "key": "key", "query": "query", "head": "head {h}"},
+    "zh": {"key_attended": "键（被关注）", "query_attending": "查询（发起关注）",
+           "key": "键", "query": "查询", "head": "头 {h}"},
+}
+# CJK fonts matplotlib may find, best first, and where Debian puts the first one.
+CJK_FONTS = ["WenQuanYi Micro Hei", "Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC",
+             "Source Han Sans CN", "SimHei", "Microsoft YaHei", "PingFang SC"]
+CJK_FONT_FILES = ["/usr/share/fonts/truetype/wqy/wqy-microhei.ttc",
+                  "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc"]
+
+_language = "en"
+# What use_language("zh") changes, as matplotlib had it: use_language("en") puts it back.
+_ENGLISH_FONT_SETTINGS = {key: matplotlib.rcParams[key]
+                          for key in ("font.sans-serif", "font.family", "axes.unicode_minus")}
+
+
+def cjk_font() -> str | None:
+    """The name of a CJK font matplotlib can use, or None (registering a known font file
+    that matplotlib's font cache, made before the font was installed, does not list)."""
+    from matplotlib import font_manager
+
+    names = {f.name for f in font_manager.fontManager.ttflist}
+    for name in CJK_FONTS:
+        if name in names:
+            return name
+    for path in CJK_FONT_FILES:
+        if Path(path).is_file():
+            font_manager.fontManager.addfont(path)
+            return font_manager.FontProperties(fname=path).get_name()
+    return None
+
+
+def use_language(language: str) -> None:
+    """Write the figures' labels (and the titles the chapters pass) in ``"en"`` or ``"zh"``.
+
+    For Chinese, a CJK font goes in front of matplotlib's sans-serif fonts; the others stay
+    behind it as the fallback for glyphs it lacks (matplotlib >= 3.6 falls back per glyph).
+    """
+    global _language
+    if language not in LABELS:
+        raise ValueError(f"use_language: unknown language {language!r}; choose one of {sorted(LABELS)}")
+    _language = language
+    for key, value in _ENGLISH_FONT_SETTINGS.items():  # back to matplotlib's settings first
+        matplotlib.rcParams[key] = value
+    if language == "zh":
+        font = cjk_font()
+        if font is None:
+            warnings.warn("No Chinese font found, so Chinese labels will show as empty boxes. On Debian/Ubuntu "
+                          "(or Colab): apt-get install fonts-wqy-microhei, then restart the kernel.", stacklevel=2)
+            return
+        rest = [f for f in matplotlib.rcParams["font.sans-serif"] if f != font]
+        matplotlib.rcParams["font.sans-serif"] = [font, *rest]
+        matplotlib.rcParams["font.family"] = "sans-serif"
+        # The CJK font's minus sign is a hyphen-like glyph; keep ASCII '-' for tick labels.
+        matplotlib.rcParams["axes.unicode_minus"] = False
+
+
+def language() -> str:
+    return _language
+
+
+def label(name: str, **fields) -> str:
+    """One of the plotting functions' words in the current language: label("head", h=2)."""
+    return LABELS[_language][name].format(**fields)
 
 
 def _as_numpy(x) -> np.ndarray:
@@ -28,8 +108,8 @@ def plot_attention(weights, queries: Sequence[str] | None = None,
     ax.set_xticks(range(w.shape[1]), keys if keys is not None else range(w.shape[1]),
                   rotation=90 if keys is not None and max(map(len, keys), default=0) > 2 else 0)
     ax.set_yticks(range(w.shape[0]), queries if queries is not None else range(w.shape[0]))
-    ax.set_xlabel("key (attended to)")
-    ax.set_ylabel("query (attending)")
+    ax.set_xlabel(label("key_attended"))
+    ax.set_ylabel(label("query_attending"))
     if title:
         ax.set_title(title)
     if annotate if annotate is not None else max(w.shape) <= 8:
@@ -55,7 +135,7 @@ def plot_heads(weights, queries: Sequence[str] | None = None,
             ax.axis("off")
             continue
         ax.imshow(w[h], cmap="viridis", vmin=0.0, vmax=1.0)
-        ax.set_title(f"head {h}")
+        ax.set_title(label("head", h=h))
         ax.set_xticks(range(w.shape[2]), keys if keys is not None else range(w.shape[2]),
                       rotation=90, fontsize=7)
         ax.set_yticks(range(w.shape[1]), queries if queries is not None else range(w.shape[1]),
@@ -77,11 +157,15 @@ def plot_mask(mask, queries: Sequence[str] | None = None,
     ax.set_xticks(range(m.shape[1]), keys if keys is not None else range(m.shape[1]),
                   rotation=90 if keys is not None else 0)
     ax.set_yticks(range(m.shape[0]), queries if queries is not None else range(m.shape[0]))
-    ax.set_xlabel("key")
-    ax.set_ylabel("query")
+    ax.set_xlabel(label("key"))
+    ax.set_ylabel(label("query"))
     for i, j in np.ndindex(m.shape):
         ax.text(j, i, "✓" if m[i, j] else "·", ha="center", va="center", fontsize=8,
                 color="white" if m[i, j] else "grey")
     if title:
         ax.set_title(title)
     return ax
+
+
+if os.environ.get("MHA_COURSE_LANG"):
+    use_language(os.environ["MHA_COURSE_LANG"])
