@@ -1,7 +1,9 @@
 """Classic mistakes, written into one question of each exercise's solution.
 
 Each entry is ``(question, description, [(text in the solution, buggy text), ...])``, optionally
-followed by a piece of the feedback the bug must get (its hint). ``python -m grading.selfcheck``
+followed by a piece of the feedback the bug must get (its hint), or by ``'mistake:<id>'``: the
+bug is mistake ``<id>`` of the catalogue (``mha/course/mistakes/exNN.py``), whose whole hint it
+must get, in English and in Chinese (``tests/test_mistakes_catalogue.py``). ``python -m grading.selfcheck``
 and the test suite check that a solution with the bug loses exactly the points of ``question``,
 keeps every other question's points, and (if given) that the feedback says that text.
 Add one here whenever a student finds a new way to be wrong.
@@ -12,35 +14,79 @@ BUGS = {
         ('q1', 'scales with floor division //', [
             ('/ math.sqrt(d_k)',
              '// math.sqrt(d_k)'),
-        ]),
+        ], 'mistake:floor_scale'),
         ('q1', 'forgets the 1/sqrt(d_k) scaling', [
             ('return q @ k.transpose(-2, -1) / math.sqrt(d_k)',
              'return q @ k.transpose(-2, -1)'),
-        ]),
+        ], 'mistake:no_scale'),
+        ('q1', 'divides by d_k', [
+            ('/ math.sqrt(d_k)',
+             '/ d_k'),
+        ], 'mistake:divided_by_d_k'),
+        ('q1', 'k @ q^T: rows and columns swapped', [
+            ('return q @ k.transpose(-2, -1) / math.sqrt(d_k)',
+             'return k @ q.transpose(-2, -1) / math.sqrt(d_k)'),
+        ], 'mistake:swapped'),
+        ('q1', 'k.T on a batched tensor', [
+            ('return q @ k.transpose(-2, -1) / math.sqrt(d_k)',
+             'return q @ k.T / math.sqrt(d_k)'),
+        ], 'mistake:batch_transpose'),
         ('q2', 'softmax over the wrong axis', [
             ('exps / exps.sum(dim=-1, keepdim=True)',
              'exps / exps.sum(dim=0, keepdim=True)'),
-        ]),
+        ], 'mistake:softmax_axis'),
         ('q2', 'no max subtraction (overflow to nan)', [
             ('shifted = scores - scores.amax(dim=-1, keepdim=True)',
              'shifted = scores'),
-        ]),
+        ], 'mistake:overflow'),
+        ('q2', 'forgets to normalise', [
+            ('return exps / exps.sum(dim=-1, keepdim=True)',
+             'return exps'),
+        ], 'mistake:not_normalised'),
         ('q3', 'element-wise weights * v', [
             ('return weights @ v, weights',
              'return weights * v, weights'),
-        ]),
+        ], 'mistake:elementwise'),
+        ('q3', 'unscaled scores, written inline', [
+            ('weights = softmax(attention_scores(q, k))',
+             'weights = softmax(q @ k.transpose(-2, -1))'),
+        ], 'mistake:no_scale'),
+        ('q3', 'softmax over the queries', [
+            ('weights = softmax(attention_scores(q, k))',
+             'weights = torch.softmax(attention_scores(q, k), dim=-2)'),
+        ], 'mistake:softmax_axis'),
+        ('q3', 'averages with the raw scores', [
+            ('return weights @ v, weights',
+             'return attention_scores(q, k) @ v, weights'),
+        ], 'mistake:no_softmax'),
+        ('q3', 'transposed weights', [
+            ('return weights @ v, weights',
+             'return weights.transpose(-2, -1) @ v, weights'),
+        ], 'mistake:weights_transposed'),
         ('q4', 'forgets the projections', [
             ('return attention(x @ W_q, x @ W_k, x @ W_v)',
              'return attention(x, x, x)'),
-        ]),
+        ], 'mistake:no_projection'),
+        ('q4', 'transposes the projections', [
+            ('return attention(x @ W_q, x @ W_k, x @ W_v)',
+             'return attention(x @ W_q.T, x @ W_k.T, x @ W_v.T)'),
+        ], 'mistake:transposed_projection'),
         ('q5', 'computes the scores in float16 (overflow, then nan)', [
             ('q, k, v = q.float(), k.float(), v.float()  # float32: room for the large dot products',
              'pass'),
-        ], 'the dot products overflow float16'),
+        ], 'mistake:overflow16'),
         ('q5', 'returns float32', [
             ('return (weights @ v).half()',
              'return weights @ v'),
         ], 'return float16 like the inputs'),
+        ('q5', 'forgets the scale', [
+            ('/ math.sqrt(q.shape[-1]), dim=-1)',
+             ', dim=-1)'),
+        ], 'mistake:no_scale'),
+        ('q5', 'softmax over the queries', [
+            ('/ math.sqrt(q.shape[-1]), dim=-1)',
+             '/ math.sqrt(q.shape[-1]), dim=-2)'),
+        ], 'mistake:softmax_axis'),
     ],
     'ex02_multi_head': [
         ('q1', 'reshapes straight to [B, H, L, d]', [
@@ -50,7 +96,7 @@ BUGS = {
         ('q1', 'float division D / H', [
             ('return x.view(B, L, num_heads, D // num_heads).transpose(1, 2)',
              'return x.view(B, L, num_heads, D / num_heads).transpose(1, 2)'),
-        ], 'integer division'),
+        ], 'a shape must be whole numbers'),
         ('q1', 'interleaved columns per head', [
             ('return x.view(B, L, num_heads, D // num_heads).transpose(1, 2)',
              'return x.view(B, L, D // num_heads, num_heads).permute(0, 3, 1, 2)'),
@@ -74,7 +120,7 @@ BUGS = {
         ('q3', 'softmax over the queries', [
             ('weights = torch.softmax(scores, dim=-1)              # [B, H, L, S]',
              'weights = torch.softmax(scores, dim=-2)              # [B, H, L, S]'),
-        ], 'the softmax runs over the keys'),
+        ], 'mistake:softmax_axis'),
         ('q3', "keys and values split with the queries' length L", [
             ('k = split_heads(self.k_proj(key), self.num_heads)    # [B, H, S, d]',
              'k = self.k_proj(key).view(query.shape[0], query.shape[1], self.num_heads, self.head_dim).transpose(1, 2)'),
@@ -101,16 +147,28 @@ BUGS = {
             ('v = split_heads(x @ W_v, num_heads)                # [B, H, L, d_v]',
              'v = (x @ W_v).view(x.shape[0], x.shape[1], num_heads, q.shape[-1]).transpose(1, 2)'),
         ], 'their own width d_v'),
+        ('q3', 'forgets the 1/sqrt(d_k) scale', [
+            ('scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)',
+             'scores = q @ k.transpose(-2, -1)'),
+        ], 'mistake:no_scale'),
+        ('q6', 'forgets the 1/sqrt(d_k) scale', [
+            ('/ math.sqrt(q.shape[-1]), dim=-1)',
+             ', dim=-1)'),
+        ], 'mistake:no_scale'),
+        ('q6', 'softmax over the queries', [
+            ('/ math.sqrt(q.shape[-1]), dim=-1)',
+             '/ math.sqrt(q.shape[-1]), dim=-2)'),
+        ], 'mistake:softmax_axis'),
     ],
     'ex03_masking': [
         ('q1', 'inverted mask (True = blocked)', [
             ('return torch.ones(L, S, dtype=torch.bool).tril(diagonal=S - L)',
              'return ~torch.ones(L, S, dtype=torch.bool).tril(diagonal=S - L)'),
-        ]),
+        ], 'mistake:inverted_mask'),
         ('q1', 'top-left alignment when L < S', [
             ('tril(diagonal=S - L)',
              'tril(diagonal=0)'),
-        ], 'shift the diagonal by S - L'),
+        ], 'mistake:misaligned_mask'),
         ('q1', 'leaks the next (future) token', [
             ('tril(diagonal=S - L)',
              'tril(diagonal=S - L + 1)'),
@@ -126,7 +184,7 @@ BUGS = {
         ('q3', 'inverted fill: masked_fill(mask, ...)', [
             ('scores.masked_fill(~mask, float("-inf"))',
              'scores.masked_fill(mask, float("-inf"))'),
-        ]),
+        ], 'mistake:inverted_mask'),
         ('q3', 'fills blocked scores with 0', [
             ('scores.masked_fill(~mask, float("-inf"))',
              'scores.masked_fill(~mask, 0.0)'),
@@ -151,6 +209,18 @@ BUGS = {
             ('return (same_doc & past)[:, None]',
              'return same_doc[:, None]'),
         ], 'must be causal as well'),
+        ('q3', 'forgets the 1/sqrt(d_k) scale', [
+            ('scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])',
+             'scores = q @ k.transpose(-2, -1)'),
+        ], 'mistake:no_scale'),
+        ('q3', 'softmax over the queries', [
+            ('weights = torch.softmax(scores, dim=-1)\n    weights = torch.nan_to_num',
+             'weights = torch.softmax(scores, dim=-2)\n    weights = torch.nan_to_num'),
+        ], 'mistake:softmax_axis'),
+        ('q4', 'inverted mask', [
+            ('return causal_mask(L) & padding_mask(lengths, L)',
+             'return ~(causal_mask(L) & padding_mask(lengths, L))'),
+        ], 'mistake:inverted_mask'),
     ],
     'ex04_cross_attention': [
         ('q1', 'queries from the memory', [
@@ -174,11 +244,11 @@ BUGS = {
         ('q2', 'ignores the memory mask', [
             ('            scores = scores.masked_fill(~memory_mask, float("-inf"))\n        weights',
              '            pass\n        weights'),
-        ], 'memory_mask is ignored'),
+        ], 'mistake:no_mask'),
         ('q2', 'inverted memory mask', [
             ('            scores = scores.masked_fill(~memory_mask, float("-inf"))\n        weights',
              '            scores = scores.masked_fill(memory_mask, float("-inf"))\n        weights'),
-        ], 'the mask is inverted'),
+        ], 'mistake:inverted_mask'),
         ('q3', 'argmax over the queries', [
             ('return weights.argmax(dim=-1)',
              'return weights.argmax(dim=-2)'),
@@ -186,11 +256,31 @@ BUGS = {
         ('q4', 'ignores the memory mask at each step', [
             ('        scores = scores.masked_fill(~memory_mask, float("-inf"))\n    return merge_heads(',
              '        pass\n    return merge_heads('),
-        ], 'the memory_mask is ignored'),
+        ], 'mistake:no_mask'),
         ('q4', 'caches the memory projections without splitting the heads', [
             ('return split_heads(memory @ W_k, num_heads), split_heads(memory @ W_v, num_heads)',
              'return memory @ W_k, memory @ W_v'),
         ], 'split the keys into heads'),
+        ('q2', 'forgets the 1/sqrt(d_k) scale', [
+            ('scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)  # [B, H, L, S]',
+             'scores = q @ k.transpose(-2, -1)  # [B, H, L, S]'),
+        ], 'mistake:no_scale'),
+        ('q2', 'softmax over the queries', [
+            ('        weights = torch.softmax(scores, dim=-1)\n        return self.o_proj',
+             '        weights = torch.softmax(scores, dim=-2)\n        return self.o_proj'),
+        ], 'mistake:softmax_axis'),
+        ('q4', 'inverted memory mask at each step', [
+            ('    if memory_mask is not None:\n        scores = scores.masked_fill(~memory_mask, float("-inf"))\n    return merge_heads',
+             '    if memory_mask is not None:\n        scores = scores.masked_fill(memory_mask, float("-inf"))\n    return merge_heads'),
+        ], 'mistake:inverted_mask'),
+        ('q4', 'forgets the 1/sqrt(d_k) scale at each step', [
+            ('scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])     # [B, H, 1, S]',
+             'scores = q @ k.transpose(-2, -1)     # [B, H, 1, S]'),
+        ], 'mistake:no_scale'),
+        ('q4', 'softmax over the queries at each step', [
+            ('return merge_heads(torch.softmax(scores, dim=-1) @ v) @ W_o',
+             'return merge_heads(torch.softmax(scores, dim=-2) @ v) @ W_o'),
+        ], 'mistake:softmax_axis'),
     ],
     'ex05_transformer_block': [
         ('q1', 'no ReLU', [
@@ -270,8 +360,8 @@ BUGS = {
              'return torch.cat([bos, tgt], dim=1)'),
         ]),
         ('q2', 'feeds the unshifted targets', [
-            ('logits = model(src, shift_right(tgt, bos_id))',
-             'logits = model(src, tgt)'),
+            ('logits = model(src, shift_right(tgt, bos_id), src_mask=src_mask)',
+             'logits = model(src, tgt, src_mask=src_mask)'),
         ], 'the decoder must read the shifted targets'),
         ('q2', 'loss against the shifted input', [
             ('tgt.reshape(-1), ignore_index=pad_id)',
@@ -290,7 +380,7 @@ BUGS = {
              'memory = model.encode(src)'),
             ('logits = model.decode(tokens, memory, src_mask)',
              'logits = model.decode(tokens, memory)'),
-        ], 'pass src_mask'),
+        ], 'the padding must be masked'),
         ('q3', 'one step too many: range(max_len)', [
             ('for _ in range(max_len - 1):',
              'for _ in range(max_len):'),
@@ -321,6 +411,18 @@ BUGS = {
             ('return (picked * (tgt != pad_id)).sum(dim=-1)',
              'return (picked * (tgt != pad_id)).sum(dim=-1) / (tgt != pad_id).sum(dim=-1)'),
         ], 'not their mean'),
+        ('q4', 'forgets the 1/sqrt(d_k) scale', [
+            ('scores = q_new @ cache_k.transpose(-2, -1) / math.sqrt(q_new.shape[-1])',
+             'scores = q_new @ cache_k.transpose(-2, -1)'),
+        ], 'mistake:no_scale'),
+        ('q4', 'softmax over the queries', [
+            ('    weights = torch.softmax(scores, dim=-1)\n    return weights @ cache_v',
+             '    weights = torch.softmax(scores, dim=-2)\n    return weights @ cache_v'),
+        ], 'mistake:softmax_axis'),
+        ('q2', 'ignores the padding of the source (chapter 7 passes src_mask)', [
+            ('logits = model(src, shift_right(tgt, bos_id), src_mask=src_mask)',
+             'logits = model(src, shift_right(tgt, bos_id))'),
+        ], 'the second source is padded'),
     ],
     'ex08_heads': [
         ('q1', '0 * log 0 gives nan', [
@@ -352,15 +454,15 @@ BUGS = {
         ('q1', 'leaves the floor division', [
             ('scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)\n    if mask is not None:\n        scores = scores.masked_fill(~mask',
              'scores = q @ k.transpose(-2, -1) // math.sqrt(d_k)\n    if mask is not None:\n        scores = scores.masked_fill(~mask'),
-        ], '`//` is floor division'),
+        ], 'mistake:floor_scale'),
         ('q1', 'leaves the softmax over the queries', [
             ('    weights = torch.softmax(scores, dim=-1)\n    weights = torch.nan_to_num(weights, nan=0.0)  # rows with every key blocked: 0/0 -> 0\n    return weights @ v, weights\n    # END',
              '    weights = torch.softmax(scores, dim=-2)\n    weights = torch.nan_to_num(weights, nan=0.0)  # rows with every key blocked: 0/0 -> 0\n    return weights @ v, weights\n    # END'),
-        ], 'the softmax runs over the keys'),
+        ], 'mistake:softmax_axis'),
         ('q1', 'leaves the inverted mask', [
             ('scores = scores.masked_fill(~mask, float("-inf"))\n    weights = torch.softmax(scores, dim=-1)',
              'scores = scores.masked_fill(mask, float("-inf"))\n    weights = torch.softmax(scores, dim=-1)'),
-        ], 'the mask is inverted'),
+        ], 'mistake:inverted_mask'),
         ('q2', 'a test that checks only the shapes', [
             ('assert torch.allclose(weights, expected, atol=1e-6), "weights differ from softmax(q k^T / sqrt(d_k))"',
              'assert weights.shape == expected.shape'),
@@ -391,16 +493,20 @@ BUGS = {
             ('for m in (None, mask, torch.zeros(3, 5, dtype=torch.bool)):',
              'for m in (None, mask, torch.zeros(3, 4, dtype=torch.bool)):'),
         ], 'sqrt(S)'),
+        ('q1', 'drops the scale', [
+            ('    scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)\n    if mask is not None:\n        scores = scores.masked_fill(~mask',
+             '    scores = q @ k.transpose(-2, -1)\n    if mask is not None:\n        scores = scores.masked_fill(~mask'),
+        ], 'mistake:no_scale'),
     ],
     'ex10_efficient_attention': [
         ('q1', 'does not rescale l when the maximum grows', [
             ('l = block_sum if l is None else l * torch.exp(m - new_m) + block_sum',
              'l = block_sum if l is None else l + block_sum'),
-        ], 'multiply the l you had by exp(m - m'),
+        ], 'the l you had is stale'),
         ('q2', 'does not rescale l and acc when the maximum grows', [
             ('correction = torch.exp(m - new_m)                      # [..., L]: old terms, new maximum',
              'correction = torch.ones_like(m)'),
-        ], "multiply both l and acc by exp(m - m')"),
+        ], 'both l and acc are stale'),
         ('q2', 'no running maximum (exp overflows)', [
             ('p = torch.exp(s - new_m[..., None])                        # [..., L, b]',
              'p = torch.exp(s)'),
@@ -418,7 +524,11 @@ BUGS = {
         ('q3', 'max instead of log-sum-exp', [
             ('lse = torch.logaddexp(lse_a, lse_b)                          # [..., L]',
              'lse = torch.maximum(lse_a, lse_b)'),
-        ], 'torch.logaddexp'),
+        ], 'is not max(a, b)'),
+        ('q2', 'forgets the scale', [
+            ('s = q @ k_block.transpose(-2, -1) * scale                  # [..., L, b]\n        new_m = s.amax(dim=-1) if m is None else torch.maximum(m, s.amax(dim=-1))\n        p = torch.exp(s - new_m[..., None])                        # [..., L, b]\n        if m is None:\n            l, acc = p.sum(dim=-1), p @ v_block',
+             's = q @ k_block.transpose(-2, -1)                  # [..., L, b]\n        new_m = s.amax(dim=-1) if m is None else torch.maximum(m, s.amax(dim=-1))\n        p = torch.exp(s - new_m[..., None])                        # [..., L, b]\n        if m is None:\n            l, acc = p.sum(dim=-1), p @ v_block'),
+        ], 'mistake:no_scale'),
     ],
     'ex13_positions': [
         ('q1', 'interleaved pairs instead of halves', [
@@ -447,6 +557,14 @@ BUGS = {
             ('return torch.where(mask[:, None, :, None], rotated, x)',
              'return rotated'),
         ], 'leave the padding positions exactly as they are'),
+        ('q2', 'forgets the 1/sqrt(d_k) scale', [
+            ('weights = torch.softmax(q_new @ cache_k.transpose(-2, -1) / math.sqrt(q_new.shape[-1]), dim=-1)',
+             'weights = torch.softmax(q_new @ cache_k.transpose(-2, -1), dim=-1)'),
+        ], 'mistake:no_scale'),
+        ('q2', 'softmax over the queries', [
+            ('weights = torch.softmax(q_new @ cache_k.transpose(-2, -1) / math.sqrt(q_new.shape[-1]), dim=-1)',
+             'weights = torch.softmax(q_new @ cache_k.transpose(-2, -1) / math.sqrt(q_new.shape[-1]), dim=-2)'),
+        ], 'mistake:softmax_axis'),
     ],
     'ex14_modern_block': [
         ('q1', 'subtracts the mean (LayerNorm)', [
@@ -512,7 +630,7 @@ BUGS = {
         ('q1', 'parent and token swapped', [
             ('return new_sums, index // V, index % V',
              'return new_sums, index % V, index // V'),
-        ], 'parent k = index // V'),
+        ], 'packs the parent beam k and the token t'),
         ('q2', 'does not reorder the prefixes by parent', [
             ('prefixes = torch.cat([prefixes[parents[0]], tokens[0][:, None]], dim=1)',
              'prefixes = torch.cat([prefixes[:len(tokens[0])] if prefixes.shape[0] >= len(tokens[0]) else prefixes[parents[0]], tokens[0][:, None]], dim=1)'),
@@ -528,11 +646,11 @@ BUGS = {
         ('q5', 'targets not shifted: each position predicts its own token', [
             ('logits = model(batch[:, :-1])                                    # [B, 64, V]',
              'logits = model(batch[:, 1:])'),
-        ], 'predict token t + 1'),
+        ], 'mistake:unshifted_targets'),
         ('q5', 'forgets optimizer.zero_grad() (the gradients add up)', [
             ('    optimizer.zero_grad()\n    loss.backward()',
              '    loss.backward()'),
-        ], 'optimizer.zero_grad()'),
+        ], 'mistake:no_zero_grad'),
         ('q5', 'a model over the parameter budget', [
             ('CONFIG = dict(d_model=64, num_heads=4, num_layers=2, d_ff=256)\n\n\ndef make_model',
              'CONFIG = dict(d_model=128, num_heads=4, num_layers=4, d_ff=512)\n\n\ndef make_model'),
@@ -540,7 +658,7 @@ BUGS = {
         ('q1', 'no causal mask', [
             ('weights = torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1)',
              'weights = torch.softmax(scores, dim=-1)'),
-        ], 'may not attend to later positions'),
+        ], 'mistake:no_mask'),
         ('q1', 'scales by sqrt(D)', [
             ('scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)',
              'scores = q @ k.transpose(-2, -1) / math.sqrt(D)'),
@@ -548,7 +666,7 @@ BUGS = {
         ('q1', 'softmax over the queries', [
             ('weights = torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1)',
              'weights = torch.softmax(scores.masked_fill(future, float("-inf")), dim=-2)'),
-        ], 'the softmax runs over the keys'),
+        ], 'mistake:softmax_axis'),
         ('q1', 'interleaved heads', [
             ('q = self.q_proj(x).view(B, T, H, d_k).transpose(1, 2)',
              'q = self.q_proj(x).view(B, T, d_k, H).permute(0, 3, 1, 2)'),
@@ -558,7 +676,7 @@ BUGS = {
              'v = self.v_proj(x).view(B, T, d_k, H).permute(0, 3, 1, 2)'),
             ('out = (weights @ v).transpose(1, 2).reshape(B, T, D)',
              'out = (weights @ v).permute(0, 2, 3, 1).reshape(B, T, D)'),
-        ], 'head h takes the columns'),
+        ], 'head h takes the contiguous columns'),
         ('q2', 'exact GELU instead of the tanh approximation', [
             ('F.gelu(self.fc(x), approximate="tanh")',
              'F.gelu(self.fc(x))'),
@@ -591,5 +709,13 @@ BUGS = {
             ('torch.softmax(logits / temperature, dim=-1)',
              'torch.softmax(logits * temperature, dim=-1)'),
         ], 'divide the logits by the temperature'),
+        ('q1', 'inverted causal mask', [
+            ('weights = torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1)',
+             'weights = torch.softmax(scores.masked_fill(~future, float("-inf")), dim=-1)'),
+        ], 'mistake:inverted_mask'),
+        ('q1', 'forgets the 1/sqrt(d_k) scale', [
+            ('scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)           # [B, H, T, T]',
+             'scores = q @ k.transpose(-2, -1)           # [B, H, T, T]'),
+        ], 'mistake:no_scale'),
     ],
 }

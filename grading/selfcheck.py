@@ -75,17 +75,22 @@ def run_cells(nb, label: str) -> tuple[dict, list[str]]:
     return namespace, errors
 
 
-def score(namespace: dict, exercise: str, quick: bool = False) -> dict[str, dict]:
+def score(namespace: dict, exercise: str, quick: bool = False, questions=None,
+          language: str | None = None, public: bool = False) -> dict[str, dict]:
     """Points per question, and each failed test's feedback as ``<error type>: <message>``
-    (``quick``: without the questions of ``SLOW_QUESTIONS``)."""
+    (``quick``: without the questions of ``SLOW_QUESTIONS``; ``questions``: only these;
+    ``language``: of the feedback, 'en' or 'zh'; ``public``: the student's tests only)."""
     from mha.course.checks import run_test_file
 
     scores = {}
-    tests = sorted((AUTOGRADER / exercise / "tests").glob("q*.py"), key=lambda p: int(p.stem[1:]))
+    folder = (EXERCISES if public else AUTOGRADER) / exercise / "tests"
+    tests = sorted(folder.glob("q*.py"), key=lambda p: int(p.stem[1:]))
     for path in tests:
         if quick and (exercise, path.stem) in SLOW_QUESTIONS:
             continue
-        test, results = run_test_file(path, namespace)
+        if questions is not None and path.stem not in questions:
+            continue
+        test, results = run_test_file(path, namespace, language=language)
         failures = [f"{r.error}: {r.message}" for r in results if not r.passed]
         scores[test.name] = {"score": test.score, "possible": test.possible,
                              "failures": failures}
@@ -107,7 +112,20 @@ def variants(exercise: str, quick: bool = False):
             continue  # a slow question left out by --quick
         yield (f"bug in {question}: {description}", apply_bug(solution, replacements),
                {q: (0 if q == question else p) for q, p in full.items()},
-               (question, feedback[0]) if feedback else None)
+               (question, expected_feedback(exercise, question, feedback[0])) if feedback else None)
+
+
+MISTAKE = "mistake:"
+
+
+def expected_feedback(exercise: str, question: str, feedback: str, language: str = "en") -> str:
+    """The text a known bug's feedback must contain: ``feedback`` itself, or for
+    ``'mistake:<id>'`` the catalogue's hint of that mistake (mha/course/mistakes) in ``language``."""
+    if not feedback.startswith(MISTAKE):
+        return feedback
+    from mha.course.mistakes import mistake
+
+    return mistake(exercise, question, feedback[len(MISTAKE):])[language]
 
 
 def check_exercise(exercise: str, quick: bool = False) -> list[dict]:

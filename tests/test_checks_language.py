@@ -102,6 +102,10 @@ def _not_shown(tree) -> set[int]:
                 if isinstance(target, ast.Name):
                     assigned.setdefault(target.id, []).append(node.value)
     for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("hints", "catalogued"):
+            # mha.course.mistakes.hints(exercise, question, id=value): the values are what a
+            # mistake gives (or an error's text to look for), the hints are the catalogue's.
+            skip |= {id(n) for keyword in node.keywords for n in ast.walk(keyword.value)}
         for keyword in getattr(node, "keywords", []) if isinstance(node, ast.Call) else []:
             if keyword.arg == "error_hints":
                 values = assigned.get(keyword.value.id, []) if isinstance(keyword.value, ast.Name) \
@@ -274,26 +278,31 @@ def _message(fn, *args, **kwargs) -> str:
 
 
 def test_a_known_mistake_gets_its_hint_in_chinese_with_the_numbers_kept():
+    from mha.course.mistakes import hints as catalogued
+
     wrong = SCORES // 2
-    hints = [(wrong, "your scores are whole numbers: `//` is floor division. Divide with `/`.")]
+    hints = catalogued("ex01", "q1", floor_scale=wrong)  # the catalogue's hint, translated by the checks
     with checks.messages_in("zh"):
         text = _message(checks.check_tensor, wrong, SCORES / 2,
                         "attention_scores(q, k) with batch axes [2, 3], L = 4, S = 5", hints)
     assert text == (
         "attention_scores(q, k)，批量轴为 [2, 3]，L = 4，S = 5：4 个位置中有 2 个数值错误。"
         "最大误差 0.5000，在下标 [0, 0]：应为 0.5000，得到 0.0000。\n"
-        "  提示：你的分数都是整数：`//` 是向下取整除法。请用 `/` 做除法。")
+        "  提示：你的分数都是整数：`//` 是向下取整除法，会把每个分数向下取整。请检查你做除法用的运算符。")
 
 
 def test_the_same_mistake_in_english_is_unchanged():
+    from mha.course.mistakes import hints as catalogued
+
     wrong = SCORES // 2
-    hints = [(wrong, "your scores are whole numbers: `//` is floor division. Divide with `/`.")]
+    hints = catalogued("ex01", "q1", floor_scale=wrong)
     text = _message(checks.check_tensor, wrong, SCORES / 2, "attention_scores(q, k) on the running example",
                     hints)
     assert text == (
         "attention_scores(q, k) on the running example: wrong values at 2 of 4 positions. "
         "Largest error 0.5000 at index [0, 0]: expected 0.5000, got 0.0000.\n"
-        "  Hint: your scores are whole numbers: `//` is floor division. Divide with `/`.")
+        "  Hint: your scores are whole numbers: `//` is floor division, it rounds every score down. "
+        "Check the operator you divide with.")
 
 
 def test_an_f_string_text_is_translated_with_its_values():

@@ -47,6 +47,10 @@ import torch
 
 # Loaded with this module, so that the grader has read it before any notebook runs.
 from mha.course.messages_zh import MESSAGES
+from mha.course.mistakes import messages_zh as _mistakes_zh
+
+# The translation catalog: the test files' texts and the catalogue of mistakes' hints.
+CATALOG = {**MESSAGES, **_mistakes_zh()}
 
 # Each call of a learner's function gets this many seconds (an infinite loop then fails its
 # question instead of hanging the notebook or the grader).
@@ -119,7 +123,7 @@ def is_code(text: str) -> bool:
 def _entries(texts: str) -> dict[str, str]:
     """English -> Chinese: the catalog ("catalog"), this module's own texts ("fixed"), or both
     ("feedback": what the fields of this module's texts are made of)."""
-    return {"catalog": MESSAGES, "fixed": fixed_texts()}.get(texts) or {**fixed_texts(), **MESSAGES}
+    return {"catalog": CATALOG, "fixed": fixed_texts()}.get(texts) or {**fixed_texts(), **CATALOG}
 
 
 def _catalog_templates(texts: str = "catalog"):
@@ -352,8 +356,13 @@ def time_limit(seconds: float):
         signal.signal(signal.SIGALRM, previous)
 
 
+_TEST_FILE = re.compile(r"[/\\]tests[/\\]q\d+\.py$")
+
+
 def _learner_line(exc: BaseException) -> str:
-    """``line N: <code>`` of the deepest frame that is not torch's or this module's."""
+    """``line N: <code>`` of the deepest frame of the learner's own code: not a library's
+    (torch, mha, the standard library, site-packages), not this module's, not a test file's
+    (``tests/qN.py``: the test's own lambda is not "your code")."""
     frames = traceback.extract_tb(exc.__traceback__)
     mine = os.path.abspath(__file__)
     best = None
@@ -362,6 +371,8 @@ def _learner_line(exc: BaseException) -> str:
         if os.path.abspath(name) == mine or f"{os.sep}torch{os.sep}" in name:
             continue
         if f"{os.sep}site-packages{os.sep}" in name or name.startswith("<frozen"):
+            continue
+        if os.path.abspath(name).startswith(_LIBRARY) or _TEST_FILE.search(name):
             continue
         best = frame
     if best is None or not best.line:
@@ -388,8 +399,10 @@ def call(fn, name: str, *args, error_hints=(), **named):
     shown = ", ".join([describe(a) for a in args] + [f"{k} {describe(v)}" for k, v in named.items()])
     signature = f"{name}({shown})"
     try:
-        with time_limit(TIME_LIMIT):
-            return fn(*args, *named.values())
+        with time_limit(TIME_LIMIT), _recording(fn) as executed:
+            result = fn(*args, *named.values())
+        _check_bans(executed)
+        return result
     except _TimeLimit:
         raise CheckFailed(_say(
             f"{signature} did not finish within {TIME_LIMIT:g} s. Is there an infinite loop "
@@ -446,7 +459,14 @@ def check_raises(fn, name: str, error: type, *args, why: str = "", **named) -> N
 def check_test_catches(test_fn, name: str, correct, buggy) -> None:
     """Grade a test the learner wrote: ``test_fn(implementation)`` must pass (return) on every
     ``(label, implementation)`` in ``correct`` and fail (raise, e.g. an ``AssertionError``) on
-    every one in ``buggy``."""
+    every one in ``buggy``.
+
+    A test must judge each implementation on its own. So that one cannot instead take the first
+    implementation it is given as its oracle, every implementation is tried twice, in a random
+    order that starts with a buggy one, each time behind a fresh anonymous wrapper (no name or
+    identity to recognise it by), and the two verdicts on one implementation must agree."""
+    import random
+
     if test_fn is None:
         raise CheckFailed(_say(f"`{name}` is not defined. Run the cell that defines it (and every cell above it) "
                  f"before running this check.",
@@ -454,14 +474,17 @@ def check_test_catches(test_fn, name: str, correct, buggy) -> None:
     if not callable(test_fn):
         raise CheckFailed(_say(f"`{name}` should be a function, got {describe(test_fn)}.",
                                f"`{name}` 应当是一个函数，得到的却是 {describe(test_fn)}。"))
-    correct = [(translate(label), implementation) for label, implementation in correct]
-    buggy = [(translate(label), implementation) for label, implementation in buggy]
+    candidates = [(translate(label), implementation, True) for label, implementation in correct]
+    candidates += [(translate(label), implementation, False) for label, implementation in buggy]
 
     def failure(implementation):
         """None when the learner's test passes, else what it raised."""
+        def attention(*args, **kwargs):  # a new object per call: nothing to recognise
+            return implementation(*args, **kwargs)
+
         try:
             with time_limit(TIME_LIMIT):
-                test_fn(implementation)
+                test_fn(attention)
         except _TimeLimit:
             raise CheckFailed(_say(f"{name} did not finish within {TIME_LIMIT:g} s.",
                                    f"{name} 在 {TIME_LIMIT:g} 秒内没有结束。")) from None
@@ -470,18 +493,37 @@ def check_test_catches(test_fn, name: str, correct, buggy) -> None:
             return f"{type(exc).__name__}: {message}".rstrip(": ") + _learner_line(exc)
         return None
 
-    for label, implementation in correct:
-        error = failure(implementation)
-        if error is not None:
+    order = list(range(len(candidates))) * 2
+    random.SystemRandom().shuffle(order)
+    if buggy:  # the first implementation the test ever sees is a buggy one
+        first = next(i for i, n in enumerate(order) if not candidates[n][2])
+        order.insert(0, order.pop(first))
+    verdicts: dict[int, list] = {}
+    for number in order:
+        verdicts.setdefault(number, []).append(failure(candidates[number][1]))
+    for number, (label, _, is_correct) in enumerate(candidates):
+        errors = verdicts[number]
+        if (errors[0] is None) != (errors[1] is None):
             raise CheckFailed(_say(
-                f"{name}(attention) fails on a correct attention ({label}): {error}",
-                f"{name}(attention) 在一个正确的注意力实现（{label}）上失败了：{error}") + _hint(_say(
+                f"{name}(attention) passed on {label} once and failed on it another time: its "
+                f"verdict depends on what it was given before, not on the implementation.",
+                f"{name}(attention) 在{label}上一次通过、另一次失败：它的结论取决于之前收到的实现，"
+                f"而不是这个实现本身。") + _hint(_say(
+                    "judge each implementation on its own: compare it with a trusted reference or "
+                    "with values worked out by hand, never with an implementation the test was "
+                    "given earlier.",
+                    "请独立地判断每个实现：与可信的参考实现或手算的数值比较，而不要与测试之前收到的"
+                    "实现比较。")))
+        if is_correct and errors[0] is not None:
+            raise CheckFailed(_say(
+                f"{name}(attention) fails on a correct attention ({label}): {errors[0]}",
+                f"{name}(attention) 在一个正确的注意力实现（{label}）上失败了：{errors[0]}") + _hint(_say(
                     "a test must pass on correct code; compare with a trusted reference, with "
                     "tolerances for rounding (torch.allclose).",
                     "测试在正确的代码上必须通过；请与可信的参考实现比较，并为舍入误差留出容差"
                     "（torch.allclose）。")))
-    for label, implementation in buggy:
-        if failure(implementation) is None:
+    for number, (label, _, is_correct) in enumerate(candidates):
+        if not is_correct and verdicts[number][0] is None:
             raise CheckFailed(_say(
                 f"{name}(attention) passes on {label}: a test that catches this bug must fail on "
                 f"it (raise, e.g. with assert). A function that returned None without asserting "
@@ -497,7 +539,7 @@ def reference(env: dict, **implementations):
     notebook's namespace ``env``, so a mistake is only counted in the question it belongs to."""
     missing = object()
     saved = {name: env.get(name, missing) for name in implementations}
-    env.update(implementations)
+    env.update({name: _unrecorded(value) for name, value in implementations.items()})
     try:
         yield
     finally:
@@ -549,6 +591,9 @@ def forbid(fn, name: str, banned: dict[str, str]) -> None:
     if fn is None:
         return
     reasons = {bad: translate(why) for bad, why in banned.items()}  # all: a run finds every missing one
+    active = _bans.get()
+    if active is not None:
+        active.append((name, reasons))  # ``call`` refuses what the learner's code executes
     library = _imported_from(fn)
     if library is not None:
         raise CheckFailed(_say(
@@ -560,8 +605,10 @@ def forbid(fn, name: str, banned: dict[str, str]) -> None:
         tree = ast.parse(source)
     except (OSError, TypeError, SyntaxError, IndentationError):
         return  # no source available (e.g. defined by exec): nothing to check
-    used = set()
+    used, bare = set(), set()
     for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            bare.add(node.id)
         if isinstance(node, ast.Attribute):
             parts, inner = [node.attr], node.value
             while isinstance(inner, ast.Attribute):
@@ -578,9 +625,156 @@ def forbid(fn, name: str, banned: dict[str, str]) -> None:
             for alias in node.names:
                 used.add(alias.name)
                 used.add(f"{node.module}.{alias.name}")
+    own = getattr(fn, "__globals__", {})
     for bad, why in reasons.items():
+        if bad in bare and not any(u.endswith("." + bad) for u in used) and _learners(own.get(bad)):
+            continue  # the learner's own helper of that name: what it executes is checked by ``call``
         if bad in used or any(u.endswith("." + bad) for u in used):
             raise CheckFailed(_say(f"`{name}` uses `{bad}`: {why}", f"`{name}` 用到了 `{bad}`：{why}"))
+
+
+# ----------------------------------------------------------------------------- bans by behaviour
+#
+# ``forbid`` reads the answer's source; while a test case that called ``forbid`` runs the
+# learner's code (``call``), every library function that code executes is recorded too
+# (``sys.setprofile``: Python functions of torch, mha and the standard library, and built-ins
+# such as ``torch.cat`` or ``Tensor.softmax``), so an alias (``torch.concat``), a name bound in
+# another cell (``sdpa = F.scaled_dot_product_attention``), ``getattr(F, ...)`` or a helper
+# from another cell is refused by what it does, and a learner's own helper, whatever its name,
+# is accepted. The grader's correct versions handed to the learner's code (``reference``) are
+# not recorded. In the grader the learner's code runs in the sandbox (``Remote``): there only
+# the source is read.
+
+# A banned name also bans the library functions that do the same job.
+ALIASES = {
+    "cat": ("concat", "concatenate", "hstack", "vstack", "dstack", "column_stack", "row_stack"),
+    "stack": ("hstack", "vstack", "dstack", "column_stack", "row_stack"),
+    "softmax": ("log_softmax", "softmin", "_softmax", "_log_softmax", "Softmax", "LogSoftmax", "Softmin"),
+    "Softmax": ("softmax", "log_softmax", "softmin", "LogSoftmax", "Softmin"),
+    "logsumexp": ("log_softmax", "softmax"),
+    "scaled_dot_product_attention": ("multi_head_attention_forward", "_scaled_dot_product_attention_math",
+                                     "MultiheadAttention"),
+    "MultiheadAttention": ("multi_head_attention_forward",),
+    "layer_norm": ("native_layer_norm",),
+    "batch_norm": ("native_batch_norm", "_batch_norm_impl_index"),
+}
+_bans: contextvars.ContextVar = contextvars.ContextVar("mha_check_bans", default=None)
+_paused = threading.local()
+
+
+def _library_folders() -> tuple[str, ...]:
+    import sysconfig
+
+    folders = {os.path.dirname(os.path.dirname(os.path.abspath(__file__))),   # mha
+               os.path.dirname(os.path.abspath(torch.__file__))}
+    folders |= {os.path.abspath(p) for key in ("stdlib", "platstdlib", "purelib", "platlib")
+                if (p := sysconfig.get_paths().get(key))}
+    return tuple(folder + os.sep for folder in folders)
+
+
+_LIBRARY = _library_folders()
+
+
+def _learners(value) -> bool:
+    """Whether ``value`` is a function or class the notebook itself defines."""
+    return callable(value) and getattr(value, "__module__", None) == "__main__"
+
+
+def _unrecorded(value):
+    """``value`` (a correct version the grader hands to the learner's code), not recorded."""
+    if not callable(value) or isinstance(value, type) or callable(getattr(type(value), "notebook_module", None)):
+        return value
+
+    def unrecorded(*args, **kwargs):
+        _paused.depth = getattr(_paused, "depth", 0) + 1
+        try:
+            return value(*args, **kwargs)
+        finally:
+            _paused.depth -= 1
+    unrecorded.__name__ = getattr(value, "__name__", "reference")
+    return unrecorded
+
+
+@contextlib.contextmanager
+def _recording(fn):
+    """Record the library functions executed in the block (a set of names, yielded), when the
+    current test case has bans and ``fn`` runs here (not in a sandbox); else yield None."""
+    if not _bans.get() or callable(getattr(type(fn), "notebook_module", None)):
+        yield None
+        return
+    executed: set[str] = set()
+    learners: dict = {}
+
+    def by_learner(frame) -> bool:
+        """Whether ``frame`` runs the learner's own code (a notebook cell: module ``__main__``),
+        not a library's (nor code a library generated, such as a dataclass's ``__init__``), a
+        test file's or this module's: only what the learner's code calls is recorded (a
+        correct version of an earlier answer may use anything)."""
+        code = frame.f_code
+        if code not in learners:
+            name = code.co_filename
+            learners[code] = frame.f_globals.get("__name__") == "__main__" and not (
+                os.path.abspath(name).startswith(_LIBRARY) or _TEST_FILE.search(name)
+                or name.startswith("<frozen"))
+        return learners[code]
+
+    def profile(frame, event, arg):
+        if getattr(_paused, "depth", 0):
+            return
+        if event == "c_call" and by_learner(frame):
+            name = getattr(arg, "__name__", None)
+            if isinstance(name, str):
+                executed.add(name)
+                owner = getattr(arg, "__module__", None) or type(getattr(arg, "__self__", None)).__name__
+                executed.add(f"{owner}.{name}")
+        elif event == "call" and frame.f_back is not None and by_learner(frame.f_back) \
+                and not by_learner(frame):
+            code = frame.f_code
+            qualified = getattr(code, "co_qualname", code.co_name)
+            executed.update(qualified.split("."))
+            executed.add(f"{frame.f_globals.get('__name__', '')}.{qualified}")
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        yield executed
+    finally:
+        sys.setprofile(previous)
+
+
+def _executed_match(bad: str, executed: set[str]) -> str | None:
+    """The executed function that ``bad`` bans (itself or an alias), or None."""
+    if "." not in bad:
+        for name in (bad, *ALIASES.get(bad, ())):
+            if name in executed:
+                return name
+        return None
+    last = bad.rsplit(".", 1)[1]
+    for name in executed:  # `mha.split_heads` bans `mha.heads.split_heads`; `mha.gpt` all of it
+        if f".{bad}." in f".{name}." or (
+                bad.startswith("mha.") and name.startswith("mha.") and last in name.split(".")[1:]):
+            return name
+    return None
+
+
+def _check_bans(executed: set[str] | None) -> None:
+    for name, reasons in _bans.get() or ():
+        for bad, why in reasons.items():
+            found = None if executed is None else _executed_match(bad, executed)
+            if found is not None:
+                raise CheckFailed(_say(f"`{name}` uses `{bad}` (your code called `{found}`): {why}",
+                                       f"`{name}` 用到了 `{bad}`（你的代码调用了 `{found}`）：{why}"))
+
+
+@contextlib.contextmanager
+def banning():
+    """Within the block, ``forbid``'s bans also apply to what ``call`` executes (each test case
+    of ``run_test_file`` runs in one)."""
+    token = _bans.set([])
+    try:
+        yield
+    finally:
+        _bans.reset(token)
 
 
 # ----------------------------------------------------------------------------- comparing
@@ -723,6 +917,9 @@ def check_equal(got, expected, what: str, hints=()) -> None:
             f"{what} returned None. The stub still ends with `return None`: replace it with "
             f"your implementation.",
             f"{what} 返回了 None。模板代码仍以 `return None` 结尾：请把它换成你的实现。"))
+    if hasattr(got, "item") and not isinstance(got, torch.Tensor) and \
+            isinstance(expected, (bool, int, float)):
+        got = got.item()  # a numpy scalar (np.int64(6)) is the number it holds
     if got != expected:
         extra = "".join(_hint(message) for candidate, message in hints
                         if (candidate(got) if callable(candidate) else candidate == got))
@@ -809,7 +1006,8 @@ def _run_test_file(path, env: dict):
     test.test_case_results, results = [], []
     for case in test.test_cases:
         try:
-            case.body.call_func(env)
+            with banning():
+                case.body.call_func(env)
             passed, message, error = True, "", ""
         except Exception as exc:
             passed, message, error = False, failure_message(exc), type(exc).__name__

@@ -11,6 +11,7 @@ def test_cross_attention_layer(CrossAttention):
     import torch
     import mha
     from mha.course.checks import CheckFailed, call, check_pair, check_tensor, forbid, randn
+    from mha.course.mistakes import classic_attention, hints as catalogued
     forbid(getattr(CrossAttention, 'forward', None), 'CrossAttention.forward', {'scaled_dot_product_attention': 'compute the attention yourself.', 'MultiheadAttention': 'compute the attention yourself.', 'mha.MultiHeadAttention': 'compute the attention yourself.'})
     torch.manual_seed(0)
     layer = call(CrossAttention, 'CrossAttention', d_model=8, num_heads=2)
@@ -24,13 +25,15 @@ def test_cross_attention_layer(CrossAttention):
     with torch.no_grad():
         out, weights = check_pair(call(layer, 'CrossAttention.forward', x=x, memory=memory, error_hints=errors), 'CrossAttention.forward(x, memory)')
         ref_out, ref_weights = ref(x, memory, need_weights=True)
-        check_tensor(weights, ref_weights, 'the weights for L = 6, S = 7 without a mask')
+        classic = classic_attention(mha.split_heads(ref.q_proj(x), 2), mha.split_heads(ref.k_proj(memory), 2), mha.split_heads(ref.v_proj(memory), 2))
+        hints = catalogued('ex04', 'q2', no_scale=classic['no_scale'][1], softmax_axis=classic['softmax_axis'][1])
+        check_tensor(weights, ref_weights, 'the weights for L = 6, S = 7 without a mask', hints)
         check_tensor(out, ref_out, 'the output for L = 6, S = 7 without a mask')
         mask = mha.padding_mask(torch.tensor([7, 4]), 7)
         out, weights = check_pair(call(layer, 'CrossAttention.forward', x=x, memory=memory, memory_mask=mask), 'CrossAttention.forward(x, memory, memory_mask)')
         ref_out, ref_weights = ref(x, memory, mask=mask, need_weights=True)
-        inverted = torch.nan_to_num(ref(x, memory, mask=~mask, need_weights=True)[1], nan=0.0)
-        hints = [(ref(x, memory, need_weights=True)[1], "memory_mask is ignored: blocked keys must get weight 0 (masked_fill(~memory_mask, float('-inf')) on the scores)."), (lambda w: bool(torch.allclose(torch.nan_to_num(w, nan=0.0), inverted, atol=1e-05)), 'the mask is inverted: True marks the keys that may be attended, so block where it is False, masked_fill(~memory_mask, ...).')]
+        classic = classic_attention(mha.split_heads(ref.q_proj(x), 2), mha.split_heads(ref.k_proj(memory), 2), mha.split_heads(ref.v_proj(memory), 2), mask)
+        hints = catalogued('ex04', 'q2', no_mask=classic['no_mask'][1], inverted_mask=classic['inverted_mask'][1], no_scale=classic['no_scale'][1], softmax_axis=classic['softmax_axis'][1])
         check_tensor(weights, ref_weights, 'the weights with memory lengths [7, 4]', hints)
         check_tensor(out, ref_out, 'the output with memory lengths [7, 4]')
 

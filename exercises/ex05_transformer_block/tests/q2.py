@@ -17,7 +17,7 @@ def test_post_ln(post_ln):
         norm.weight.uniform_(0.5, 1.5)
         norm.bias.uniform_(-0.5, 0.5)
         x = randn(2, 5, 8, seed=22) * 2 + 1
-        hints = [(x + sublayer(norm(x)), 'that is Pre-LN, x + sublayer(norm(x)); Post-LN normalises after the residual: norm(x + sublayer(x)).'), (norm(sublayer(x)), "the residual connection is missing: add x to the sub-layer's output before the norm."), (x + norm(sublayer(x)), "normalise the sum x + sublayer(x), not only the sub-layer's output.")]
+        hints = [(x + sublayer(norm(x)), "that is Pre-LN, which normalises the sub-layer's input; Post-LN normalises after the residual sum."), (norm(sublayer(x)), "the residual connection is missing: add x to the sub-layer's output before the norm."), (x + norm(sublayer(x)), "normalise the residual sum, not only the sub-layer's output.")]
         got = call(post_ln, 'post_ln', x=x, sublayer=sublayer, norm=norm)
         check_tensor(got, norm(x + sublayer(x)), 'post_ln(x, sublayer, norm)', hints)
 

@@ -12,7 +12,7 @@ def test_shift_right(shift_right):
     from mha.course.checks import call, check_tensor
     tgt = torch.tensor([[5, 6, 7, 2], [8, 9, 2, 0]])
     expected = torch.tensor([[1, 5, 6, 7], [1, 8, 9, 2]])
-    hints = [(torch.tensor([[6, 7, 2, 1], [9, 2, 0, 1]]), 'you shifted left: the decoder input at position t is the target at t - 1, so BOS goes first.'), (lambda s: list(s.shape) == [2, 5], 'keep the length T: drop the last target token, tgt[:, :-1], after putting BOS in front.'), (torch.tensor([[5, 6, 7, 1], [8, 9, 2, 1]]), 'BOS goes in front, not in place of the last token.')]
+    hints = [(torch.tensor([[6, 7, 2, 1], [9, 2, 0, 1]]), 'you shifted left: the decoder input at position t is the target at t - 1, so BOS goes first.'), (lambda s: list(s.shape) == [2, 5], 'keep the length T: with BOS put in front, there is one target token too many; which one does the decoder never need to read?'), (torch.tensor([[5, 6, 7, 1], [8, 9, 2, 1]]), 'BOS goes in front, not in place of the last token.')]
     got = call(shift_right, 'shift_right', tgt=tgt, bos_id=1)
     check_tensor(got, expected, 'shift_right([[5, 6, 7, 2], [8, 9, 2, 0]], bos_id=1)', hints)
 

@@ -12,6 +12,7 @@ def test_attention(CausalSelfAttention):
     import torch
     from mha.course import capstone
     from mha.course.checks import call, check_tensor, forbid, randn
+    from mha.course.mistakes import hints as catalogued
     forbid(CausalSelfAttention.forward, 'CausalSelfAttention.forward', {'MultiHeadAttention': 'write the attention yourself.', 'MultiheadAttention': 'write the attention yourself.', 'scaled_dot_product_attention': 'compute the scores, the mask and the softmax yourself.', 'super': 'compute the attention in forward yourself, not with the forward of a parent class.'})
     B, T, D, H = (2, 6, 16, 4)
     torch.manual_seed(1)
@@ -20,7 +21,7 @@ def test_attention(CausalSelfAttention):
     call(layer.load_state_dict, 'load_state_dict', ref.state_dict(), error_hints=[('key', 'keep the given __init__: the four projections are named q_proj, k_proj, v_proj, o_proj.')])
     x = randn(B, T, D, seed=151)
 
-    def variant(scale, causal=True, axis=-1, interleaved=False):
+    def variant(scale, causal=True, axis=-1, interleaved=False, inverted=False):
 
         def heads(t):
             if interleaved:
@@ -30,7 +31,8 @@ def test_attention(CausalSelfAttention):
             q, k, v = (heads(ref.q_proj(x)), heads(ref.k_proj(x)), heads(ref.v_proj(x)))
             scores = q @ k.transpose(-2, -1) / scale
             if causal:
-                scores = scores.masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), float('-inf'))
+                future = torch.ones(T, T, dtype=torch.bool).triu(1)
+                scores = scores.masked_fill(~future if inverted else future, float('-inf'))
             out = torch.softmax(scores, dim=axis) @ v
             if interleaved:
                 out = out.permute(0, 2, 3, 1).reshape(B, T, D)
@@ -38,7 +40,8 @@ def test_attention(CausalSelfAttention):
                 out = out.transpose(1, 2).reshape(B, T, D)
             return ref.o_proj(out)
     d_k = D // H
-    hints = [(variant(math.sqrt(d_k), causal=False), 'position t may not attend to later positions: fill the scores above the diagonal with -inf before the softmax.'), (variant(math.sqrt(D)), 'scale by sqrt(d_k) = sqrt(D // num_heads), the width of ONE head, not sqrt(D).'), (variant(1.0), 'divide the scores by sqrt(d_k).'), (variant(math.sqrt(d_k), axis=-2), "the softmax runs over the keys (the last axis), so that each query's weights sum to 1."), (variant(math.sqrt(d_k), interleaved=True), 'head h takes the columns h * d_k ... (h + 1) * d_k: view(B, T, H, d_k), then transpose(1, 2).')]
+    hints = catalogued('ex15', 'q1', no_mask=variant(math.sqrt(d_k), causal=False), inverted_mask=variant(math.sqrt(d_k), inverted=True), no_scale=variant(1.0), softmax_axis=variant(math.sqrt(d_k), axis=-2))
+    hints += [(variant(math.sqrt(D)), 'scale by the square root of the width of ONE head, d_k, not of D.'), (variant(math.sqrt(d_k), interleaved=True), 'head h takes the contiguous columns h * d_k ... (h + 1) * d_k: split the last axis into heads first, then bring the head axis before the sequence axis.')]
     with torch.no_grad():
         expected = ref(x)
         got = call(layer, 'CausalSelfAttention(16, 4)', x=x)

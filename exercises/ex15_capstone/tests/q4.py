@@ -29,8 +29,8 @@ def test_generate_greedy_slides(generate):
         return tokens
     expected = reference_generate(lambda t: t[:, -MAX_LEN:])
     first = reference_generate(lambda t: t[:, :MAX_LEN])
-    hints = [(first, 'keep the LAST max_len tokens, tokens[:, -max_len:]: the newest ones matter most for the next token.')]
-    errors = [('max_len', 'the model reads at most max_len tokens: feed it only the last max_len, tokens[:, -max_len:].')]
+    hints = [(first, 'keep the LAST max_len tokens: the newest ones matter most for the next token.')]
+    errors = [('max_len', 'the model reads at most max_len tokens: feed it only the last max_len.')]
     got = call(generate, 'generate', model=window_model, prompt=prompt, max_new_tokens=12, max_len=MAX_LEN, temperature=0.0, error_hints=errors)
     check_tensor(got, expected, 'generate(a model that reads at most 6 tokens, prompt [2, 4], max_new_tokens=12, max_len=6, temperature=0) (greedy)', hints)
 
@@ -59,5 +59,5 @@ def test_generate_samples_with_temperature(generate):
                 hint = '\n  Hint: divide the logits by the temperature, softmax(z / tau): tau > 1 flattens the distribution.'
             elif frequencies.max() == 1:
                 hint = '\n  Hint: with temperature > 0, sample with torch.multinomial(probabilities, 1) instead of taking the argmax.'
-            raise CheckFailed(f'{what}: the tokens 0-3 came out with frequencies {[round(f, 3) for f in frequencies.tolist()]}; softmax(logits / {tau}) gives {[round(p, 3) for p in expected.tolist()]}.{hint}')
+            raise CheckFailed(f'{what}: the tokens 0-3 came out with frequencies {[round(f, 3) for f in frequencies.tolist()]}; the softmax of the logits at temperature {tau} gives {[round(p, 3) for p in expected.tolist()]}.{hint}')
 

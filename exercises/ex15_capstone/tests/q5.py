@@ -11,7 +11,9 @@ def test_training_setup(make_model, make_optimizer, train_step, env):
     import math
     import torch
     from mha.course import capstone
-    from mha.course.checks import CheckFailed, call, reference
+    import torch.nn.functional as F
+    from mha.course.checks import CheckFailed, call, check_equal, reference
+    from mha.course.mistakes import hints as catalogued
     config = env.get('CONFIG')
     if not isinstance(config, dict) or 'num_heads' not in config:
         raise CheckFailed('CONFIG should be a dict with d_model, num_heads, num_layers and d_ff.')
@@ -44,5 +46,43 @@ def test_training_setup(make_model, make_optimizer, train_step, env):
         after = call(model.state_dict, 'model.state_dict')
         before = ref.state_dict()
         if all((torch.equal(after[k], before[k]) for k in before if k in after)):
-            raise CheckFailed('train_step did not change any weight: call loss.backward() and optimizer.step().')
+            raise CheckFailed('train_step did not change any weight: the gradients must be computed and the optimizer must take its step.')
+    lr = 0.05
+
+    def gradient(state, batch, inputs, targets):
+        """The reference: the gradient of the mean cross-entropy of `targets` given `inputs`."""
+        model = capstone.GPT(capstone.VOCAB_SIZE, 64, **config)
+        model.load_state_dict(state)
+        loss = F.cross_entropy(model(batch[:, inputs]).flatten(0, 1), batch[:, targets].flatten())
+        loss.backward()
+        return {name: p.grad for name, p in model.named_parameters()}
+
+    def follows(delta, grad):
+        """delta = -lr * c * grad for one c > 0 (clipping the gradient's norm is allowed)."""
+        d = torch.cat([delta[name].flatten() for name in grad])
+        g = torch.cat([grad[name].flatten() for name in grad])
+        c = -(d @ g) / (g @ g)
+        return bool(c > 0 and (d + c * g).norm() <= 0.001 * d.norm())
+    with reference(env, CausalSelfAttention=capstone.CausalSelfAttention, Block=capstone.Block, GPT=capstone.GPT):
+        model = call(make_model, 'make_model')
+        if model is None:
+            raise CheckFailed('make_model() returned None. The stub still ends with `return None`: replace it with your implementation.')
+        given = call(make_optimizer, 'make_optimizer', model=model)
+        sgd = env['torch'].optim.SGD(model.parameters(), lr=lr)
+        optimizer = (sgd, env['torch'].optim.lr_scheduler.ConstantLR(sgd, factor=1.0, total_iters=0)) if isinstance(given, (tuple, list)) else sgd
+        batches = [torch.randint(0, capstone.VOCAB_SIZE, (2, 65), generator=torch.Generator().manual_seed(seed)) for seed in (158, 159)]
+        states = [{k: v.detach().clone() for k, v in call(model.state_dict, 'model.state_dict').items()}]
+        for batch in batches:
+            call(train_step, 'train_step', model=model, optimizer=optimizer, batch=batch)
+            states.append({k: v.detach().clone() for k, v in call(model.state_dict, 'model.state_dict').items()})
+    next_token = (slice(None, -1), slice(1, None))
+    deltas = [{k: after[k] - before[k] for k in before} for before, after in zip(states, states[1:])]
+    first = gradient(states[0], batches[0], *next_token)
+    own_token = [gradient(states[0], batches[0], part, part) for part in next_token]
+    found = catalogued('ex15', 'q5', unshifted_targets=lambda _: any((follows(deltas[0], g) for g in own_token)))
+    check_equal(follows(deltas[0], first), True, 'whether one step of train_step (with plain SGD, lr = 0.05, on a batch [2, 65]) moves the weights against the gradient of the next-token loss', found)
+    second = gradient(states[1], batches[1], *next_token)
+    both = {name: first[name] + second[name] for name in second}
+    found = catalogued('ex15', 'q5', no_zero_grad=lambda _: follows(deltas[1], both))
+    check_equal(follows(deltas[1], second), True, 'whether a second step of train_step moves the weights against the gradient of the second batch only', found)
 

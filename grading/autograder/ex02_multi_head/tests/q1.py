@@ -14,8 +14,8 @@ def test_split_heads(split_heads):
     forbid(split_heads, 'split_heads', {'mha.split_heads': 'write the reshape yourself.'})
     x = torch.arange(2 * 3 * 8, dtype=torch.float32).view(2, 3, 8)
     expected = mha.split_heads(x, 2)
-    hints = [(x.view(2, 2, 3, 4), 'you reshaped straight to [B, H, L, d], which cuts the sequence into pieces. Reshape to [B, L, H, d], then transpose(1, 2).'), (x.view(2, 3, 4, 2).permute(0, 3, 1, 2), 'head h got every H-th column (h, h+H, ...); it must get the contiguous block h*d:(h+1)*d: view(B, L, H, d), not view(B, L, d, H).')]
-    errors = [('tuple of ints', 'a shape must be whole numbers: d = D // num_heads (integer division); D / num_heads is a float, even when it divides exactly.')]
+    hints = [(x.view(2, 2, 3, 4), 'you reshaped straight to [B, H, L, d], which cuts the sequence into pieces. Reshape to [B, L, H, d], then transpose(1, 2).'), (x.view(2, 3, 4, 2).permute(0, 3, 1, 2), 'head h got every H-th column (h, h+H, ...); it must get one contiguous block of d columns. In which order must the reshape list the head axis and the feature axis?')]
+    errors = [('tuple of ints', 'a shape must be whole numbers: true division gives a float, even when it divides exactly. Which division gives an int?')]
     got = call(split_heads, 'split_heads', x=x, num_heads=2, error_hints=errors)
     check_tensor(got, expected, 'split_heads(x, 2) for x = arange(48).view(2, 3, 8)', hints)
     x = torch.randn(1, 6, 8, generator=torch.Generator().manual_seed(0))

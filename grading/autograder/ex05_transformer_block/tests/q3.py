@@ -17,7 +17,7 @@ def test_pre_ln(pre_ln):
         norm.weight.uniform_(0.5, 1.5)
         norm.bias.uniform_(-0.5, 0.5)
         x = randn(2, 5, 8, seed=23) * 2 + 1
-        hints = [(norm(x + sublayer(x)), "that is Post-LN, norm(x + sublayer(x)); Pre-LN normalises the sub-layer's input: x + sublayer(norm(x))."), (sublayer(norm(x)), "the residual connection is missing: add x to the sub-layer's output."), (norm(x) + sublayer(norm(x)), 'the residual adds the un-normalised x.')]
+        hints = [(norm(x + sublayer(x)), "that is Post-LN, which normalises after the residual sum; Pre-LN normalises the sub-layer's input and leaves the residual path untouched."), (sublayer(norm(x)), "the residual connection is missing: add x to the sub-layer's output."), (norm(x) + sublayer(norm(x)), 'the residual adds the un-normalised x.')]
         got = call(pre_ln, 'pre_ln', x=x, sublayer=sublayer, norm=norm)
         check_tensor(got, x + sublayer(norm(x)), 'pre_ln(x, sublayer, norm)', hints)
 

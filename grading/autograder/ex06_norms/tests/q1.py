@@ -17,7 +17,7 @@ def test_layer_norm(layer_norm):
     expected = F.layer_norm(x, (8,), weight, bias, 1e-05)
     m, v = (x.mean(-1, keepdim=True), x.var(-1, keepdim=True))
     m0, v0 = (x.mean(0, keepdim=True), x.var(0, keepdim=True, unbiased=False))
-    hints = [((x - m) / torch.sqrt(v + 1e-05) * weight + bias, "use the biased variance, x.var(dim=-1, unbiased=False) (torch's default divides by D - 1)."), ((x - m0) / torch.sqrt(v0 + 1e-05) * weight + bias, 'LayerNorm takes its statistics over the features of each token, the last axis (dim=-1), not over the batch.')]
+    hints = [((x - m) / torch.sqrt(v + 1e-05) * weight + bias, "LayerNorm uses the biased variance, divided by D; torch's default variance divides by D - 1."), ((x - m0) / torch.sqrt(v0 + 1e-05) * weight + bias, 'LayerNorm takes its statistics over the features of each token, the last axis, not over the batch.')]
     got = call(layer_norm, 'layer_norm', x=x, weight=weight, bias=bias)
     check_tensor(got, expected, 'layer_norm(x, weight, bias) for x [2, 6, 8]', hints)
 

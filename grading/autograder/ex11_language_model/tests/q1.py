@@ -19,7 +19,7 @@ def test_lm_loss(lm_loss):
     with torch.no_grad():
         expected = model.loss(tokens)
         full = model(tokens)
-        hints = [(F.cross_entropy(full.flatten(0, 1), tokens.flatten()), 'position t must predict the NEXT token, t + 1: compare the logits of tokens[:, :-1] with the targets tokens[:, 1:].'), (F.cross_entropy(full[:, 1:].flatten(0, 1), tokens[:, :-1].flatten()), 'the shift goes the other way: the logits at position t are compared with token t + 1.'), (F.cross_entropy(full[:, :-1].flatten(0, 1), tokens[:, 1:].flatten(), reduction='sum'), 'the mean over the predicted tokens, not the sum.')]
+        hints = [(F.cross_entropy(full.flatten(0, 1), tokens.flatten()), 'position t must predict the NEXT token, t + 1: the inputs and the targets are the same sequence, shifted by one.'), (F.cross_entropy(full[:, 1:].flatten(0, 1), tokens[:, :-1].flatten()), 'the shift goes the other way: the logits at position t are compared with token t + 1.'), (F.cross_entropy(full[:, :-1].flatten(0, 1), tokens[:, 1:].flatten(), reduction='sum'), 'the mean over the predicted tokens, not the sum.')]
         got = call(lm_loss, 'lm_loss', model=model, tokens=tokens)
     if isinstance(got, float):
         got = torch.tensor(got)

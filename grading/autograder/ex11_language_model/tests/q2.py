@@ -17,7 +17,7 @@ def test_top_k(top_k_filter):
         expected = mha.top_k_logits(logits, k)
         kth_small = logits.topk(min(k, 10), dim=-1, largest=False).values[..., -1:]
         hints = [(logits.masked_fill(logits > kth_small, float('-inf')), 'keep the LARGEST logits, not the smallest.'), (logits.masked_fill(logits < logits.topk(min(k, 10), dim=-1).values[..., -1:], 0.0), "set the removed logits to float('-inf'), not 0: exp(0) = 1 is still a real probability.")]
-        got = call(top_k_filter, 'top_k_filter', logits=logits, k=k, error_hints=[('out of range', 'k may exceed the vocabulary V: then keep everything (min(k, V)).')])
+        got = call(top_k_filter, 'top_k_filter', logits=logits, k=k, error_hints=[('out of range', 'k may exceed the vocabulary V: then every token is kept.')])
         check_tensor(got, expected, f'top_k_filter(logits [2, 10], k={k})', hints)
     tied = torch.tensor([[1.0, 3.0, 3.0, 2.0, 3.0]])
     check_tensor(call(top_k_filter, 'top_k_filter', logits=tied, k=2), mha.top_k_logits(tied, 2), 'top_k_filter([[1, 3, 3, 2, 3]], k=2): the ties with the 2nd largest are kept')

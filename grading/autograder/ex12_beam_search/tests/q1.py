@@ -25,8 +25,8 @@ def test_beam_step(beam_step):
     new_sums, parents, tokens = check_tuple(result, 'beam_step(sums [2, 3], log_probs [2, 3, 4], beam_size=3)', ('new_sums', 'parents', 'tokens'))
     hints = [(log_probs.reshape(2, 12).topk(3, dim=-1).values, "rank the extensions by their TOTAL log-probability: the hypothesis's sum plus the token's log-probability.")]
     check_tensor(new_sums, exp_sums, 'new_sums (the totals of the 3 best extensions, best first; row 1 has one live hypothesis)', hints)
-    check_tensor(parents, exp_parents, 'parents (which hypothesis each extends)', [(lambda p: bool((p == exp_tokens).all()), 'the flat index k * V + t gives the parent k = index // V and the token t = index % V.')])
-    check_tensor(tokens, exp_tokens, 'tokens (the token each adds)', [(lambda t: bool((t == exp_parents).all()), 'the flat index k * V + t gives the parent k = index // V and the token t = index % V.')])
+    check_tensor(parents, exp_parents, 'parents (which hypothesis each extends)', [(lambda p: bool((p == exp_tokens).all()), 'the flat index k * V + t packs the parent beam k and the token t together: undo that packing with integer arithmetic.')])
+    check_tensor(tokens, exp_tokens, 'tokens (the token each adds)', [(lambda t: bool((t == exp_parents).all()), 'the flat index k * V + t packs the parent beam k and the token t together: undo that packing with integer arithmetic.')])
 
 @test_case(points=None, hidden=True)
 def test_beam_step_random(beam_step):

@@ -11,6 +11,7 @@ def test_rope_attend_step(rope_attend_step, env):
     import torch
     import mha
     from mha.course.checks import call, check_tensor, check_tuple, forbid, randn, reference
+    from mha.course.mistakes import classic_attention, hints as catalogued
     forbid(rope_attend_step, 'rope_attend_step', {'scaled_dot_product_attention': 'compute the attention yourself.', 'apply_rope': 'use your rope.', 'KVCache': 'grow the cache yourself.'})
     q, k, v = (randn(2, 2, 5, 8, seed=51), randn(2, 2, 5, 8, seed=52), randn(2, 2, 5, 8, seed=53))
     positions = torch.arange(5)
@@ -23,7 +24,9 @@ def test_rope_attend_step(rope_attend_step, env):
             out, cache_k, cache_v = check_tuple(result, f'rope_attend_step at step {t + 1}', ('out', 'cache_k', 'cache_v'))
             hints = [(k[:, :, :t + 1], 'cache_k holds the keys as if every token were at position 0 (unrotated): rotate each new key at ITS position, t = the number of cached tokens, before appending it.')]
             check_tensor(cache_k, mha.apply_rope(k[:, :, :t + 1], positions[:t + 1]), f'cache_k after step {t + 1}', hints)
-            hints = [(at_zero[:, :, t:t + 1], 'every new token was rotated as if at position 0: with a cache of t tokens, the new one sits at position t (the cache length).')]
+            classic = classic_attention(mha.apply_rope(q[:, :, t:t + 1], positions[t:t + 1]), mha.apply_rope(k[:, :, :t + 1], positions[:t + 1]), v[:, :, :t + 1])
+            hints = catalogued('ex13', 'q2', no_scale=classic['no_scale'][0], softmax_axis=classic['softmax_axis'][0])
+            hints += [(at_zero[:, :, t:t + 1], 'every new token was rotated as if at position 0: with a cache of t tokens, the new one sits at position t (the cache length).')]
             check_tensor(out, full[:, :, t:t + 1], f'the output of step {t + 1} (= row {t} of causal attention with RoPE)', hints)
 
 @test_case(points=None, hidden=True)

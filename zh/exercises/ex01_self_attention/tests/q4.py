@@ -10,12 +10,13 @@ all_or_nothing = True
 def test_self_attention(self_attention, env):
     import mha
     from mha.course.checks import call, check_pair, check_tensor, reference, running_example
+    from mha.course.mistakes import hints
     x, _, w_q, w_k, w_v = running_example()
     with reference(env, attention=lambda q, k, v: mha.scaled_dot_product_attention(q, k, v)):
         result = call(self_attention, 'self_attention', x=x, W_q=w_q, W_k=w_k, W_v=w_v)
     out, weights = check_pair(result, 'self_attention(x, W_q, W_k, W_v)')
     ref_out, ref_weights = mha.scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v)
-    hints = [(mha.scaled_dot_product_attention(x, x, x)[1], 'the tokens are not projected: q = x @ W_q, k = x @ W_k, v = x @ W_v.'), (mha.scaled_dot_product_attention(x @ w_q.T, x @ w_k.T, x @ w_v.T)[1], "multiply x @ W (the projections are [D, d]); don't transpose them.")]
-    check_tensor(weights, ref_weights, 'the weights of self_attention on the running example', hints)
+    found = hints('ex01', 'q4', no_projection=mha.scaled_dot_product_attention(x, x, x)[1], transposed_projection=mha.scaled_dot_product_attention(x @ w_q.T, x @ w_k.T, x @ w_v.T)[1])
+    check_tensor(weights, ref_weights, 'the weights of self_attention on the running example', found)
     check_tensor(out, ref_out, 'the output of self_attention on the running example')
 

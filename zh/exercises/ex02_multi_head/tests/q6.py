@@ -12,6 +12,7 @@ def test_wide_values(multi_head_attention, env):
     import torch
     import mha
     from mha.course.checks import call, check_pair, check_tensor, forbid, randn, reference
+    from mha.course.mistakes import classic_attention, hints as catalogued
 
     def per_head(x, W_q, W_k, W_v, W_o, H):
         """The reference: one head at a time, each with its own block of columns."""
@@ -31,7 +32,9 @@ def test_wide_values(multi_head_attention, env):
     ref_out, ref_weights = per_head(x, W_q, W_k, W_v, W_o, 2)
     scores = mha.split_heads(x @ W_q, 2) @ mha.split_heads(x @ W_k, 2).transpose(-2, -1)
     hints = [(torch.softmax(scores / math.sqrt(6), dim=-1), 'scale by the square root of the width the queries and keys are compared in, d_k, not d_v.'), (torch.softmax(scores / math.sqrt(8), dim=-1), 'scale by sqrt(d_k), the query/key width of one head, not sqrt(D).')]
-    errors = [('invalid for input of size', 'the values have their own width d_v = W_v.shape[1] // num_heads: split them with it, not with d_k.')]
+    classic = classic_attention(mha.split_heads(x @ W_q, 2), mha.split_heads(x @ W_k, 2), mha.split_heads(x @ W_v, 2))
+    hints += catalogued('ex02', 'q6', no_scale=classic['no_scale'][1], softmax_axis=classic['softmax_axis'][1])
+    errors = [('invalid for input of size', 'the values have their own width d_v per head, read from W_v: split them with it, not with d_k.')]
     with reference(env, split_heads=mha.split_heads, merge_heads=mha.merge_heads):
         result = call(multi_head_attention, 'multi_head_attention', x=x, W_q=W_q, W_k=W_k, W_v=W_v, W_o=W_o, num_heads=2, error_hints=errors)
     out, weights = check_pair(result, 'multi_head_attention(x [2, 5, 8], ..., num_heads=2) with d_k = 2, d_v = 6')

@@ -18,7 +18,7 @@ def test_cross_attention(cross_attention):
     out, weights = check_pair(result, 'cross_attention(x, memory, ...)')
     ref_out, ref_weights = mha.scaled_dot_product_attention(x @ w_q, memory @ w_k, memory @ w_v)
     raw = x @ w_q @ (memory @ w_k).transpose(-2, -1)
-    hints = [(lambda w: list(w.shape) == [1, 7, 7], 'your queries come from the memory: q = x @ W_q, the keys and values from memory.'), (lambda w: list(w.shape) == [1, 6, 6], 'this is self-attention of x: the keys and values must come from memory.'), (torch.softmax(raw, dim=-1), 'the scores are not scaled: divide them by sqrt(d_k) before the softmax.'), (torch.softmax(raw / 8 ** 0.5, dim=-2), 'the softmax runs over the keys (the memory tokens), the last axis.')]
+    hints = [(lambda w: list(w.shape) == [1, 7, 7], "your queries come from the memory: in cross-attention the queries come from the decoder's tokens x, the keys and values from memory."), (lambda w: list(w.shape) == [1, 6, 6], 'this is self-attention of x: the keys and values must come from memory.'), (torch.softmax(raw, dim=-1), 'the scores are not scaled: divide them by sqrt(d_k) before the softmax.'), (torch.softmax(raw / 8 ** 0.5, dim=-2), 'the softmax runs over the keys (the memory tokens), the last axis.')]
     check_tensor(weights, ref_weights, 'the weights of cross_attention on the running example (L = 6, S = 7)', hints)
     check_tensor(out, ref_out, 'the output of cross_attention on the running example')
 

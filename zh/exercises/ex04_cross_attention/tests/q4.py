@@ -12,6 +12,7 @@ def test_cached_cross_attention(memory_kv, cross_attend_step):
     import torch
     import mha
     from mha.course.checks import CheckFailed, call, check_tensor, check_tuple, forbid, randn
+    from mha.course.mistakes import classic_attention, hints as catalogued
     banned = {'scaled_dot_product_attention': 'compute the attention yourself.', 'MultiheadAttention': 'compute the attention yourself.', 'mha.MultiHeadAttention': 'compute the attention yourself.'}
     forbid(cross_attend_step, 'cross_attend_step', banned)
     B, T, S, D, H = (2, 4, 7, 8, 2)
@@ -26,6 +27,8 @@ def test_cached_cross_attention(memory_kv, cross_attend_step):
     check_tensor(v, v_ref, 'the values v from memory_kv (memory [2, 7, 8], 2 heads)')
     for t in range(T):
         got = call(cross_attend_step, 'cross_attend_step', x_t=x[:, t:t + 1], k=k_ref, v=v_ref, W_q=W_q, W_o=W_o, num_heads=H, memory_mask=mask)
-        hints = [(lambda o: bool(torch.allclose(o, mha.merge_heads(mha.scaled_dot_product_attention(mha.split_heads(x[:, t:t + 1] @ W_q, H), k_ref, v_ref)[0]) @ W_o, atol=1e-05)), 'the memory_mask is ignored: padded memory tokens must get weight 0.')]
+        classic = classic_attention(mha.split_heads(x[:, t:t + 1] @ W_q, H), k_ref, v_ref, mask)
+        step = {name: mha.merge_heads(out) @ W_o for name, (out, _) in classic.items()}
+        hints = catalogued('ex04', 'q4', no_mask=step['no_mask'], inverted_mask=step['inverted_mask'], no_scale=step['no_scale'], softmax_axis=step['softmax_axis'])
         check_tensor(got, full[:, t:t + 1], f'cross_attend_step at step {t + 1} (= row {t} of full cross-attention, memory lengths [7, 4])', hints)
 

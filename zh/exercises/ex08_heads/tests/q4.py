@@ -19,7 +19,7 @@ def test_kv_cache_bytes(kv_cache_bytes):
         expected = measured(*args)
         layers, kv_heads, d, S, B, dtype = args
         numbers = layers * kv_heads * d * S * B
-        hints = [(expected // 2, 'the cache holds the keys AND the values: two tensors [B, H_kv, S, d] per layer.'), (expected * 8, 'bytes, not bits: a float32 takes 4 bytes, a float16 2 (tensor.element_size()).'), (lambda n: n == 2 * numbers or n == numbers, 'multiply by the number of bytes of one number in dtype: 4 for float32, 2 for float16 (tensor.element_size()).')]
+        hints = [(expected // 2, 'the cache holds the keys AND the values: two tensors [B, H_kv, S, d] per layer.'), (expected * 8, 'bytes, not bits: a float32 takes 4 bytes, a float16 2.'), (lambda n: n == 2 * numbers or n == numbers, 'multiply by the number of bytes of one number in dtype: 4 for float32, 2 for float16.')]
         got = call(kv_cache_bytes, 'kv_cache_bytes', num_layers=layers, num_kv_heads=kv_heads, head_dim=d, seq_len=S, batch=B, dtype=dtype)
         if isinstance(got, torch.Tensor) and got.numel() == 1:
             got = int(got)

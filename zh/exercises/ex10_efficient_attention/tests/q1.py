@@ -22,6 +22,6 @@ def test_online_softmax(online_softmax_stats):
             raise CheckFailed('online_softmax_stats returned None for m and l: replace the `pass` of the stub with the update of m and l.')
         check_tensor(m, m_ref, f'the maximum m for scores [3, 10] in blocks of {size}')
         no_rescale = sum((torch.exp(p - torch.stack([q.amax(-1) for q in parts[:i + 1]]).amax(0)[:, None]).sum(-1) for i, p in enumerate(parts)))
-        hints = [(no_rescale, "when a block raises the maximum from m to m', multiply the l you had by exp(m - m'): its terms were computed with the old maximum."), (lambda x: bool(torch.isinf(x).any() | torch.isnan(x).any()), 'exp of a score of a few hundred overflows: subtract the running maximum before exp.')]
+        hints = [(no_rescale, "when a block raises the maximum from m to m', the l you had is stale: its terms were computed with the old maximum. By what factor must it be rescaled?"), (lambda x: bool(torch.isinf(x).any() | torch.isnan(x).any()), 'exp of a score of a few hundred overflows: subtract the running maximum before exp.')]
         check_tensor(l, l_ref, f'the normaliser l for scores [3, 10] (entries up to ~90) in blocks of {size}', hints, rtol=0.0001)
 

@@ -12,6 +12,7 @@ def test_tiled_attention(tiled_attention):
     import torch
     import mha
     from mha.course.checks import call, check_tensor, forbid, randn
+    from mha.course.mistakes import classic_attention, hints as catalogued
     forbid(tiled_attention, 'tiled_attention', {'softmax': 'keep a running maximum, normaliser and output yourself.', 'cat': 'visit the blocks one at a time; never put them back together.', 'stack': 'visit the blocks one at a time.', 'scaled_dot_product_attention': 'write the tiled loop yourself.', 'logsumexp': 'keep a running maximum yourself.'})
     q, k, v = (randn(2, 3, 8, seed=21) * 10, randn(2, 10, 8, seed=22) * 10, randn(2, 10, 5, seed=23))
     expected = mha.scaled_dot_product_attention(q, k, v)[0]
@@ -24,6 +25,7 @@ def test_tiled_attention(tiled_attention):
             p = torch.exp(s - m[..., None])
             l, acc = (p.sum(-1), p @ vb) if l is None else (l + p.sum(-1), acc + p @ vb)
         got = call(tiled_attention, 'tiled_attention', q=q, kv_blocks=iter(pairs))
-        hints = [(lambda o: bool(torch.isnan(o).any() | torch.isinf(o).any()), 'exp of large scores overflows: subtract the running maximum before exp.'), (acc / l[..., None], "when a block raises the maximum from m to m', multiply both l and acc by exp(m - m'): their terms were computed with the old maximum.")]
+        hints = [(lambda o: bool(torch.isnan(o).any() | torch.isinf(o).any()), 'exp of large scores overflows: subtract the running maximum before exp.'), (acc / l[..., None], "when a block raises the maximum from m to m', both l and acc are stale: their terms were computed with the old maximum. Rescale both by the same factor.")]
+        hints += catalogued('ex10', 'q2', no_scale=classic_attention(q, k, v)['no_scale'][0])
         check_tensor(got, expected, f'tiled_attention(q [2, 3, 8], keys/values [2, 10, .] in blocks of {size}) with scores of several hundred', hints, atol=0.0001)
 

@@ -24,7 +24,7 @@ def test_modern_block(modern_block, env):
     h = x + attention(reference_rms(x, w1))
     expected = h + reference_swiglu(reference_rms(h, w2), W_gate, W_up, W_down)
     post = reference_rms(x + attention(x), w1)
-    hints = [(reference_rms(post + reference_swiglu(post, W_gate, W_up, W_down), w2), "that is the post-norm block of the original Transformer: normalise each sub-layer's INPUT, x + sublayer(rms(x))."), (h + reference_swiglu(reference_rms(x, w2), W_gate, W_up, W_down), 'the second norm takes h, the output of the attention step, not x.'), (x + attention(reference_rms(x, w1)) + reference_swiglu(reference_rms(x + attention(reference_rms(x, w1)), w2), W_gate, W_up, W_down) - x, 'keep the residual: the block returns h + swiglu(...), where h = x + attention(...).')]
+    hints = [(reference_rms(post + reference_swiglu(post, W_gate, W_up, W_down), w2), "that is the post-norm block of the original Transformer: normalise each sub-layer's INPUT, x + sublayer(rms(x))."), (h + reference_swiglu(reference_rms(x, w2), W_gate, W_up, W_down), 'the second norm takes h, the output of the attention step, not x.'), (x + attention(reference_rms(x, w1)) + reference_swiglu(reference_rms(x + attention(reference_rms(x, w1)), w2), W_gate, W_up, W_down) - x, "keep the residuals: each sub-layer's output is added to its input, for the attention and for the feed-forward network.")]
     with reference(env, rms_norm=reference_rms, swiglu=reference_swiglu):
         got = call(modern_block, 'modern_block', x=x, attention=attention, norm1_weight=w1, norm2_weight=w2, W_gate=W_gate, W_up=W_up, W_down=W_down)
     check_tensor(got, expected, 'modern_block(x [2, 5, 8], causal attention, ...)', hints, atol=0.0001)

@@ -46,7 +46,7 @@ def test_model(GPT, env):
                 no_pos = ref.lm_head(ref.norm(run_blocks(ref, ref.tok_embed(x))))
                 no_norm = ref.lm_head(run_blocks(ref, ref.tok_embed(x) + ref.pos_embed(torch.arange(T))))
                 got = call(model, 'GPT(20, max_len=12, ...)', tokens=x)
-            hints = [(no_pos, 'add the learned positions: tok_embed(tokens) + pos_embed(arange(T)).'), (no_norm, 'apply the final LayerNorm `norm` before lm_head.')]
+            hints = [(no_pos, "add the learned positions: each token's embedding plus the embedding of its position 0 ... T-1."), (no_norm, 'apply the final LayerNorm `norm` before lm_head.')]
             check_tensor(got, expected, f'GPT(20, max_len=12, d_model=16, num_heads=4, num_layers=2, d_ff=32) on tokens [2, {T}], weights copied from mha.GPT', hints, atol=0.0001)
         too_long = torch.zeros(1, MAX_LEN + 1, dtype=torch.long)
         check_raises(model, 'GPT(20, max_len=12, ...)', ValueError, tokens=too_long, why='13 tokens do not fit max_len=12')

@@ -1,0 +1,49 @@
+"""Exercise 4, cross-attention: the classic mistakes, question by question.
+
+Edit freely: ``seen`` says how the checks recognise the mistake (the learner's result equals the
+reference with the mistake applied), ``en``/``zh`` is the hint. A hint names the mistake and the
+idea to check, never the code that fixes it. A new mistake also needs a planted bug in
+grading/known_bugs.py (feedback "mistake:<id>") and its value in the question's test.
+"""
+
+_NO_SCALE = {
+    "seen": "the result equals the reference's without the 1/sqrt(d_k) scale",
+    "en": "the scores are not scaled: each dot product is divided by the square root of the key width d_k of one head, so that the softmax does not saturate as d_k grows.",
+    "zh": "分数没有缩放：每个点积都要除以一个头的键宽度 d_k 的平方根，这样 softmax 才不会随 d_k 增大而饱和。",
+}
+_SOFTMAX_AXIS = {
+    "seen": "the result equals the reference's with the softmax over the queries",
+    "en": "the softmax runs over the wrong axis: each query's weights (one row, over the keys) must sum to 1.",
+    "zh": "softmax 的轴不对：每个查询的注意力权重（一行，在键上）之和必须为 1。",
+}
+
+MISTAKES = {
+    "q2": {
+        "no_mask": {
+            "seen": "with a memory mask, the weights equal those without it",
+            "en": "memory_mask is ignored: blocked keys must get weight 0, so their scores must become -inf before the softmax.",
+            "zh": "memory_mask 被忽略了：被屏蔽的键的权重必须为 0，因此要在 softmax 之前把它们的分数设为 -inf。",
+        },
+        "inverted_mask": {
+            "seen": "the weights equal the reference's with the memory mask negated (a fully blocked row: nan or 0)",
+            "en": "the mask is inverted: True marks the keys that may be attended, so the keys to block are where it is False.",
+            "zh": "掩码反了：True 标记可以被关注的键，所以要屏蔽的是它为 False 的位置。",
+        },
+        "no_scale": _NO_SCALE,
+        "softmax_axis": _SOFTMAX_AXIS,
+    },
+    "q4": {
+        "no_mask": {
+            "seen": "a step's output equals the one without the memory mask",
+            "en": "the memory_mask is ignored: padded memory tokens must get weight 0.",
+            "zh": "memory_mask 被忽略了：记忆中的填充词元的权重必须为 0。",
+        },
+        "inverted_mask": {
+            "seen": "a step's output equals the one with the memory mask negated",
+            "en": "the mask is inverted: True marks the keys that may be attended, so the keys to block are where it is False.",
+            "zh": "掩码反了：True 标记可以被关注的键，所以要屏蔽的是它为 False 的位置。",
+        },
+        "no_scale": _NO_SCALE,
+        "softmax_axis": _SOFTMAX_AXIS,
+    },
+}
