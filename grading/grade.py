@@ -51,6 +51,8 @@ ROOT = Path(__file__).resolve().parent.parent
 AUTOGRADER = ROOT / "grading" / "autograder"
 EXERCISES = ROOT / "exercises"
 NOTE_KINDS = ("duplicate", "tampering", "sandbox", "limits", "errors", "other")
+# A notebook larger than this is not read (a huge or sparse file costs only its own row).
+MAX_NOTEBOOK_BYTES = 50 * 2**20
 
 
 def known_exercises() -> dict[str, dict]:
@@ -75,10 +77,16 @@ class Submission:
 def detect_exercise(path: Path, forced: str | None, exercises: dict) -> str | None:
     if forced:
         return forced
-    try:
-        declared = json.loads(path.read_text(encoding="utf-8")).get("metadata", {}) \
-            .get("mha_course", {}).get("exercise")
-    except (OSError, ValueError, AttributeError):
+    declared = None
+    try:  # whatever the file holds (a list, JSON nested 100,000 deep, bytes): no exercise
+        if path.stat().st_size <= MAX_NOTEBOOK_BYTES:
+            nb = json.loads(path.read_text(encoding="utf-8"))
+            meta = nb.get("metadata") if isinstance(nb, dict) else None
+            course = meta.get("mha_course") if isinstance(meta, dict) else None
+            declared = course.get("exercise") if isinstance(course, dict) else None
+    except (OSError, ValueError, RecursionError, MemoryError):
+        declared = None
+    if not isinstance(declared, str):
         declared = None
     if declared in exercises:
         return declared
@@ -89,21 +97,48 @@ def detect_exercise(path: Path, forced: str | None, exercises: dict) -> str | No
     return None
 
 
-def safe_student(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.@+-]", "_", name)[:100] or "student"
+def student_name(name: str) -> str:
+    """The student's name as written (Unicode kept, NFC): the key of their row. Bytes that
+    are not UTF-8 and control characters become U+FFFD."""
+    import unicodedata
+
+    name = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    name = "".join("\ufffd" if unicodedata.category(c) == "Cc" else c for c in name)
+    return unicodedata.normalize("NFC", name).strip() or "student"
+
+
+def file_name(student: str) -> str:
+    """A file name for the student's feedback and raw results: their name where it is safe
+    (letters of any script, digits, ``_.@+-``), plus a short hash of the name whenever
+    something had to be replaced, so that two students never share a file."""
+    safe = re.sub(r"[^\w.@+-]", "_", student)[:80].lstrip(".") or "student"
+    if safe != student:
+        safe += "-" + hashlib.sha256(student.encode("utf-8")).hexdigest()[:8]
+    return safe
+
+
+def csv_cell(value) -> str:
+    """A cell a spreadsheet shows as text: one that starts with ``= + - @`` (or a tab or a
+    carriage return) would be read as a formula, so it gets a leading ``'`` (OWASP, CSV
+    injection)."""
+    value = str(value)
+    if value and value[0] in "=+-@\t\r":
+        return "'" + value
+    return value
 
 
 def discover(folder: Path, forced: str | None, exercises: dict) -> list[Submission]:
     """One submission per (student, exercise); duplicates and stray files are noted."""
     candidates: dict[tuple[str, str | None], list[Path]] = {}
     stray: dict[str, list[str]] = {}
+    rejected: list[Submission] = []
     for entry in sorted(folder.iterdir()):
         if entry.name.startswith(".") or entry.is_symlink():
             continue
         if entry.is_file() and entry.suffix == ".ipynb":
-            student, notebooks = safe_student(entry.stem), [entry]
+            student, notebooks = student_name(entry.stem), [entry]
         elif entry.is_dir():
-            student = safe_student(entry.name)
+            student = student_name(entry.name)
             notebooks = sorted(p for p in entry.rglob("*.ipynb") if p.is_file()
                                and not p.is_symlink() and ".ipynb_checkpoints" not in p.parts)
             others = sorted(str(p.relative_to(entry)) for p in entry.rglob("*")
@@ -114,6 +149,16 @@ def discover(folder: Path, forced: str | None, exercises: dict) -> list[Submissi
         else:
             continue
         for nb in notebooks:
+            try:
+                size = nb.stat().st_size
+            except OSError:
+                size = None
+            if size is None or size > MAX_NOTEBOOK_BYTES:
+                why = "cannot be read" if size is None else \
+                    f"is {size / 2**20:.0f} MB (more than {MAX_NOTEBOOK_BYTES >> 20} MB)"
+                rejected.append(Submission(student, nb, None, [(
+                    "other", f"{nb.name} {why}: not graded")]))
+                continue
             exercise = detect_exercise(nb, forced, exercises)
             candidates.setdefault((student, exercise), []).append(nb)
     found = []
@@ -137,7 +182,7 @@ def discover(folder: Path, forced: str | None, exercises: dict) -> list[Submissi
                               else "other", f"the folder also holds {files}: ignored (only the "
                                             f"notebook is graded, with the grader's own tests)"))
         found.append(sub)
-    return found
+    return found + rejected
 
 
 def read_only(path: Path) -> None:
@@ -230,7 +275,7 @@ def write_feedback(student: str, subs: list[Submission], exercises: dict, path: 
                     message = case["message"][:4000]
                     lines += ["", "  ```", *[f"  {m}" for m in message.splitlines()], "  ```", ""]
             lines.append("")
-    path.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8")
+    path.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8", errors="replace")
 
 
 class Report:
@@ -276,17 +321,18 @@ class Report:
                              *["\n".join(notes[k]) for k in NOTE_KINDS]])
                 if student is None or student == name:
                     write_feedback(name, mine, self.exercises,
-                                   self.out / "feedback" / f"{name}.md", self.hide_hidden)
+                                   self.out / "feedback" / f"{file_name(name)}.md",
+                                   self.hide_hidden)
             self._csv("grades.csv", ["student", *self.columns, "total", "possible", *NOTE_KINDS],
                       rows)
             self._csv("notes.csv", ["student", "exercise", "kind", "note"], note_rows)
 
     def _csv(self, name: str, header: list[str], rows: list[list[str]]) -> None:
         tmp = self.out / (name + ".tmp")
-        with open(tmp, "w", newline="", encoding="utf-8") as f:
+        with open(tmp, "w", newline="", encoding="utf-8", errors="replace") as f:
             writer = csv.writer(f)
             writer.writerow(header)
-            writer.writerows(rows)
+            writer.writerows([[csv_cell(v) for v in row] for row in rows])
         os.replace(tmp, self.out / name)
 
 
@@ -311,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="grade everything again (ignore results stored in --out/raw)")
     args = parser.parse_args(argv)
 
-    from grading.sandbox import Limits, bwrap_available
+    from grading.sandbox import Limits, bwrap_available, kill_all, preflight
 
     if not bwrap_available():
         parser.error("bubblewrap (bwrap) and setpriv are needed to sandbox the notebooks: "
@@ -326,8 +372,17 @@ def main(argv: list[str] | None = None) -> int:
     if out == folder or folder in out.parents:
         parser.error("--out must not be inside the submissions folder")
     subs = discover(folder, args.exercise, exercises)
+    fingerprints = {}
+    for sub in subs:
+        if sub.exercise is None:
+            continue
+        try:
+            fingerprints[sub.path] = hashlib.sha256(sub.path.read_bytes()).hexdigest()
+        except (OSError, MemoryError) as exc:  # gone or unreadable since it was found
+            sub.exercise = None
+            sub.notes.append(("other", f"{sub.path.name} could not be read "
+                                       f"({type(exc).__name__}): not graded"))
     todo = [s for s in subs if s.exercise is not None]
-    fingerprints = {s.path: hashlib.sha256(s.path.read_bytes()).hexdigest() for s in todo}
 
     # Everything the grading reads is copied before the first notebook runs.
     os.environ["MHA_CHECK_TIME_LIMIT"] = str(args.check_time_limit)
@@ -338,6 +393,17 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)  # the jobs are threads; the tests' tensors are tiny
     from grading.worker import Exercise, grade_notebook
 
+    limits = Limits(cell=args.cell_timeout, setup=max(180.0, args.cell_timeout),
+                    call=args.check_time_limit, memory=args.memory_limit * 2**20,
+                    cpu=int(args.timeout) + 60)
+    if todo:  # before the first student: can the sandbox run a notebook at all?
+        problem = preflight(limits)
+        if problem:
+            print(f"Preflight failed: the sandbox could not run a known-good notebook, so no "
+                  f"notebook was graded (nothing was written to {out}).\n{problem}",
+                  file=sys.stderr, flush=True)
+            return 2
+
     tmp = Path(tempfile.mkdtemp(prefix="mha-grading-"))
 
     def remove_snapshot() -> None:
@@ -345,11 +411,15 @@ def main(argv: list[str] | None = None) -> int:
             p.chmod(0o700)
         shutil.rmtree(tmp, ignore_errors=True)
 
-    def stop(signum, frame):  # SIGTERM: the stored results stay; a re-run resumes from them
+    def stop(signum, frame):  # SIGTERM, Ctrl-C: the stored results stay; a re-run resumes
+        kill_all()  # (SIGKILL of this command: bubblewrap's --die-with-parent ends them)
         remove_snapshot()
-        os._exit(128 + signum)  # the sandboxes die with us (--die-with-parent)
+        print(f"Stopped by {signal.Signals(signum).name}: the results stored in {out / 'raw'} "
+              f"are reused by a re-run.", file=sys.stderr, flush=True)
+        os._exit(128 + signum)
 
     signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
     try:
         shot = snapshot(todo, sorted({s.exercise for s in todo}), tmp / "snapshot")
         loaded = {e: Exercise.load(shot / "autograder" / e,
@@ -357,9 +427,6 @@ def main(argv: list[str] | None = None) -> int:
                                    shot / "autograder" / e / "distributed_zh.ipynb")
                   for e in {s.exercise for s in todo}}
         keys = {e: ex.key() for e, ex in loaded.items()}
-        limits = Limits(cell=args.cell_timeout, setup=max(180.0, args.cell_timeout),
-                        call=args.check_time_limit, memory=args.memory_limit * 2**20,
-                        cpu=int(args.timeout) + 60)
         raw_dir = out / "raw"
         raw_dir.mkdir(parents=True, exist_ok=True)
         report = Report(out, subs, exercises, args.hide_hidden)
@@ -368,14 +435,15 @@ def main(argv: list[str] | None = None) -> int:
 
         resumed = 0
         for sub in todo:
-            stored = raw_dir / f"{sub.student}__{sub.exercise}.json"
+            stored = raw_dir / f"{file_name(sub.student)}__{sub.exercise}.json"
             if args.fresh or not stored.exists():
                 continue
             try:
                 old = json.loads(stored.read_text())
             except ValueError:
                 continue
-            if old.get("sha256") == fingerprints[sub.path] and old.get("key") == \
+            if old.get("student") == sub.student and \
+                    old.get("sha256") == fingerprints[sub.path] and old.get("key") == \
                     keys[sub.exercise] and old.get("setting") == setting:
                 sub.result, resumed = old, resumed + 1
         pending = [s for s in todo if s.result is None]
@@ -399,7 +467,7 @@ def main(argv: list[str] | None = None) -> int:
                                      f"{type(exc).__name__}: {exc}"[:300]}]}
             result.update(key=keys[sub.exercise], setting=setting, student=sub.student,
                           submission=str(sub.path))
-            write_atomic(raw_dir / f"{sub.student}__{sub.exercise}.json",
+            write_atomic(raw_dir / f"{file_name(sub.student)}__{sub.exercise}.json",
                          json.dumps(result, indent=1))
             sub.result = result
             report.update(sub.student)

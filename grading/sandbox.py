@@ -46,7 +46,7 @@ import types
 from dataclasses import dataclass
 from pathlib import Path
 
-from grading.sandbox_child import FRAME, MAX_FRAME, decode, dumps, encode, text
+from grading.sandbox_child import FRAME, MAX_REPLY, decode, dumps, encode, text
 
 CHILD = Path(__file__).resolve().with_name("sandbox_child.py")
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,6 +54,8 @@ INSIDE_CHILD = "/opt/mha-grader/sandbox_child.py"  # where the child script is s
 FIRST_UID = 61000  # each sandbox runs as its own unprivileged user (61000, 61001, ...): the
 UIDS = 1000        # process limit is per user, so a fork bomb cannot starve the other sandboxes
 _UID_COUNTER = itertools.count()
+_LIVE: set = set()  # sandboxes running now (``kill_all`` ends them when the grader is stopped)
+_LIVE_LOCK = threading.Lock()
 GRACE = 5.0  # seconds between SIGINT and SIGKILL (a traceback takes a while on a busy machine)
 LOG_BYTES = 64_000  # bytes of the notebook's output kept for the log
 
@@ -64,6 +66,15 @@ class SandboxError(Exception):
 
 class SubmissionTimeout(SandboxError):
     """The whole submission's time is up."""
+
+
+def kill_all(why: str = "the grader was stopped") -> None:
+    """Kill every running sandbox (SIGTERM / Ctrl-C of the grader; SIGKILL of the grader is
+    covered by bubblewrap's ``--die-with-parent``)."""
+    with _LIVE_LOCK:
+        live = list(_LIVE)
+    for sandbox in live:
+        sandbox.kill(why)
 
 
 @dataclass
@@ -82,17 +93,56 @@ def bwrap_available() -> bool:
     return all(shutil.which(tool) for tool in ("bwrap", "setpriv", "prlimit"))
 
 
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc")
+
+
 def readable_roots() -> list[Path]:
-    """What the sandbox sees (read-only): the interpreter, the virtualenv, the ``mha`` package."""
+    """What the sandbox sees (read-only): the interpreter, the virtualenv, the ``mha`` package,
+    at their resolved paths (a ``.venv`` that is a symlink to ``/opt/course-venv`` is bound at
+    ``/opt/course-venv``; ``venv_links`` recreates the link inside)."""
     import mha
 
     paths = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(),
              Path(sys.exec_prefix).resolve(), Path(mha.__file__).resolve().parent}
-    system = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc")
-    return sorted(p for p in paths if not any(str(p).startswith(s + "/") for s in system))
+    return sorted(p for p in paths if not any(str(p).startswith(s + "/") for s in SYSTEM))
 
 
-def bwrap_command(limits: Limits, info_fd: int, args: list[str], uid: int) -> list[str]:
+def venv_links() -> dict[Path, Path]:
+    """Symlinked installation folders as seen unresolved ({link: resolved target}): the
+    interpreter reports ``sys.prefix`` through the link, and ``.pth`` files may name it."""
+    links = {}
+    for prefix in {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix)}:
+        prefix = Path(os.path.abspath(prefix))
+        if prefix != prefix.resolve() and not any(str(prefix).startswith(s + "/")
+                                                  for s in SYSTEM):
+            links[prefix] = prefix.resolve()
+    return links
+
+
+def mha_file() -> str:
+    import mha
+
+    return mha.__file__
+
+
+def sandbox_python() -> str:
+    """The virtualenv's interpreter at its resolved folder (what the sandbox can see)."""
+    return str(Path(sys.prefix).resolve() / "bin" / "python")
+
+
+def bwrap_command(limits: Limits, info_fd: int, args: list[str], uid: int,
+                  seccomp_fd: int | None = None) -> list[str]:
+    """prlimit (limits) -> bwrap (namespaces, read-only binds) -> setpriv (as root: an
+    unprivileged user of the sandbox's own, no capabilities) -> the command.
+
+    bubblewrap's own init stays PID 1 of the sandbox (no ``--as-pid-1``): the command's
+    parent-death signal is cleared when setpriv changes its user, bubblewrap's is not, so
+    ``--die-with-parent`` ends the whole PID namespace when the grader dies, even by SIGKILL.
+    No user namespace can be made inside: a seccomp filter (``seccomp_filter``) refuses
+    ``unshare``/``clone`` with ``CLONE_NEWUSER`` (bubblewrap's ``--disable-userns`` needs
+    ``--unshare-user``, which as root maps the sandbox's user to root outside, and an
+    unprivileged bubblewrap cannot reach an interpreter under ``/root``); an unprivileged
+    grader gets ``--unshare-user --disable-userns`` as well."""
     cmd = ["prlimit", f"--as={limits.memory}", f"--nproc={limits.processes}",
            f"--cpu={limits.cpu}", f"--fsize={limits.scratch}", "--core=0", "--",
            "bwrap", "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc",
@@ -113,21 +163,80 @@ def bwrap_command(limits: Limits, info_fd: int, args: list[str], uid: int) -> li
                 cmd += ["--perms", "0755", "--dir", str(parent)]
                 made.add(parent)
         cmd += ["--ro-bind", str(root), str(root)]
+    for link, target in venv_links().items():
+        for parent in reversed(link.parents[:-1]):
+            if parent not in made and str(parent) not in ("/usr", "/etc", "/tmp") \
+                    and not any(parent == r or r in parent.parents for r in readable_roots()):
+                cmd += ["--perms", "0755", "--dir", str(parent)]
+                made.add(parent)
+        cmd += ["--symlink", str(target), str(link)]
     cmd += ["--perms", "0755", "--dir", "/opt", "--perms", "0755", "--dir", "/opt/mha-grader",
             "--ro-bind", str(CHILD), INSIDE_CHILD,
+            # the grader's own copy of mha, first on the sandbox's path (an exported grader's
+            # copy is not the one the virtualenv's editable install points to)
+            "--perms", "0755", "--dir", "/opt/mha-grader/lib",
+            "--ro-bind", str(Path(mha_file()).resolve().parent), "/opt/mha-grader/lib/mha",
             "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
-            "--unshare-cgroup-try", "--new-session", "--die-with-parent", "--as-pid-1",
+            "--unshare-cgroup-try", "--new-session", "--die-with-parent",
             "--info-fd", str(info_fd), "--chdir", "/tmp", "--clearenv",
             "--setenv", "HOME", "/tmp", "--setenv", "PATH", "/usr/bin:/bin",
             "--setenv", "OMP_NUM_THREADS", "1", "--setenv", "MKL_NUM_THREADS", "1",
             "--setenv", "MPLBACKEND", "Agg", "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
             "--setenv", "PYTHONHASHSEED", "0"]
+    if seccomp_fd is not None:
+        cmd[cmd.index("--unshare-pid"):cmd.index("--unshare-pid")] = ["--seccomp", str(seccomp_fd)]
     if os.geteuid() == 0:  # drop to an unprivileged user without capabilities, inside
-        cmd += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+        cmd += ["--", "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
                 "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs"]
-    else:  # an unprivileged user: bwrap's own user namespace, no capabilities
-        cmd.insert(cmd.index("--unshare-pid"), "--unshare-user")
+    else:  # an unprivileged user: bwrap's own user namespace, none further inside
+        cmd[cmd.index("--unshare-pid"):cmd.index("--unshare-pid")] = ["--unshare-user",
+                                                                      "--disable-userns"]
+        cmd += ["--"]
     return cmd + args
+
+
+# Classic BPF for seccomp (linux/filter.h, linux/seccomp.h, linux/audit.h).
+_LD_W_ABS, _JEQ, _JSET, _RET = 0x20, 0x15, 0x45, 0x06
+_ALLOW, _ERRNO = 0x7FFF0000, 0x00050000
+_CLONE_NEWUSER = 0x10000000
+# architecture: (audit arch, unshare, clone, clone3)
+_ARCHES = {"x86_64": (0xC000003E, 272, 56, 435), "aarch64": (0xC00000B7, 97, 220, 435)}
+
+
+def seccomp_filter(machine: str | None = None) -> bytes:
+    """A seccomp program (``struct sock_filter[]``) that lets everything through except making
+    a user namespace: ``unshare``/``clone`` with ``CLONE_NEWUSER`` get EPERM, ``clone3`` (whose
+    flags a filter cannot read) gets ENOSYS, so that the C library falls back to ``clone``; on
+    x86_64 the x32 system calls are refused. Empty for an unknown architecture."""
+    import errno
+    import platform
+    import struct
+
+    arch = _ARCHES.get(machine or platform.machine())
+    if arch is None:
+        return b""
+    audit, unshare, clone, clone3 = arch
+    op = lambda code, k, jt=0, jf=0: struct.pack("=HBBI", code, jt, jf, k)  # noqa: E731
+    program = [
+        op(_LD_W_ABS, 4),                        # 0: seccomp_data.arch
+        op(_JEQ, audit, 1, 0),                   # 1: our architecture? -> 3
+        op(_RET, _ERRNO | errno.EPERM),          # 2: another ABI: refuse
+        op(_LD_W_ABS, 0),                        # 3: seccomp_data.nr
+        op(_JEQ, unshare, 4, 0),                 # 4: -> 9
+        op(_JEQ, clone, 3, 0),                   # 5: -> 9
+        op(_JEQ, clone3, 1, 0),                  # 6: -> 8
+        op(_RET, _ALLOW),                        # 7
+        op(_RET, _ERRNO | errno.ENOSYS),         # 8: clone3
+        op(_LD_W_ABS, 16),                       # 9: args[0], low 32 bits (little-endian)
+        op(_JSET, _CLONE_NEWUSER, 0, 1),         # 10: CLONE_NEWUSER? -> 11 else -> 12
+        op(_RET, _ERRNO | errno.EPERM),          # 11
+        op(_RET, _ALLOW),                        # 12
+    ]
+    if arch[0] == 0xC000003E:  # x86_64: refuse the x32 ABI (nr with bit 30 set)
+        program[3:4] = [op(_LD_W_ABS, 0), op(0x35, 0x40000000, 0, 1),  # JGE
+                        op(_RET, _ERRNO | errno.EPERM)]
+        # the jumps after the insertion point are relative: unchanged
+    return b"".join(program)
 
 
 # ----------------------------------------------------------------------------- remote objects
@@ -196,6 +305,11 @@ class Remote:
 
     def __setattr__(self, name, value):
         raise AttributeError("the grader does not change the student's objects")
+
+    def sandbox_cpu_seconds(self) -> float:
+        """CPU seconds used so far by every process of the sandbox this object lives in, as
+        the kernel counts them (the capstone's training budget: ``mha.course.capstone``)."""
+        return self._sandbox.cpu_time()
 
     def notebook_module(self):
         """The object's ``__module__`` in the sandbox: ``__main__`` for what the notebook's
@@ -282,7 +396,8 @@ class Sandbox:
     def __init__(self, limits: Limits, deadline: float, generation: int = 0):
         self.limits, self.deadline, self.generation = limits, deadline, generation
         self.proc: subprocess.Popen | None = None
-        self.child_pid: int | None = None
+        self.child_pid: int | None = None  # bubblewrap's init: PID 1 of the sandbox
+        self.python_pid: int | None = None  # the notebook's process (gets the SIGINTs)
         self.alive = False
         self.death: str | None = None  # why the sandbox is gone
         self.cpu_seconds = 0.0  # CPU time of the sandbox's processes, read when it is killed
@@ -298,28 +413,41 @@ class Sandbox:
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
         out_r, out_w = os.pipe()
-        python = str(Path(sys.prefix) / "bin" / "python")
+        fds = [info_w, req_r, rep_w, out_w]
+        program = seccomp_filter()
+        seccomp_r = None
+        if program:
+            seccomp_r, seccomp_w = os.pipe()
+            os.write(seccomp_w, program)  # a few hundred bytes: fits in the pipe
+            os.close(seccomp_w)
+            fds.append(seccomp_r)
+        python = sandbox_python()
         uid = FIRST_UID + next(_UID_COUNTER) % UIDS
         cmd = bwrap_command(self.limits, info_w,
-                            [python, "-I", INSIDE_CHILD, str(req_r), str(rep_w)], uid)
+                            [python, "-I", INSIDE_CHILD, str(req_r), str(rep_w)], uid,
+                            seccomp_fd=seccomp_r)
         try:
             self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out_w,
-                                         stderr=out_w, pass_fds=(info_w, req_r, rep_w),
+                                         stderr=out_w, pass_fds=tuple(fds[:3] + fds[4:]),
                                          start_new_session=True, close_fds=True)
         finally:
-            for fd in (info_w, req_r, rep_w, out_w):
+            for fd in fds:
                 os.close(fd)
         self._req, self._rep = req_w, rep_r
         os.set_blocking(rep_r, False)
         self._drain = threading.Thread(target=self._drain_output, args=(out_r,), daemon=True)
         self._drain.start()
         self.alive = True
+        with _LIVE_LOCK:
+            _LIVE.add(self)
         try:
             info = self._read_info(info_r, time.monotonic() + self.limits.start)
             self.child_pid = int(info["child-pid"])
             ready = self._receive(self.limits.start)
             if not isinstance(ready, dict) or ready.get("ready") is not True:
                 raise SandboxError("the sandbox did not start: " + self.log_tail())
+            children = _children(self.child_pid)
+            self.python_pid = children[0] if children else None
         except BaseException:
             self.kill("did not start")
             raise
@@ -354,13 +482,20 @@ class Sandbox:
                 if len(self.output_log) < LOG_BYTES:
                     self.output_log += chunk[: LOG_BYTES - len(self.output_log)]
 
+    def cpu_time(self) -> float:
+        """User + system CPU seconds of every process in the sandbox (and of the children
+        they waited for), read from the kernel, not from the sandbox."""
+        if not self.child_pid:
+            return 0.0
+        return sum(_cpu_seconds(pid) for pid in [self.child_pid, *_descendants(self.child_pid)])
+
     def log_tail(self) -> str:
         return bytes(self.output_log[-3000:]).decode("utf-8", "replace")
 
     def interrupt(self) -> None:
-        if self.alive and self.child_pid and self.proc.poll() is None:
+        if self.alive and self.python_pid and self.proc.poll() is None:
             try:
-                os.kill(self.child_pid, signal.SIGINT)
+                os.kill(self.python_pid, signal.SIGINT)
             except OSError:
                 pass
 
@@ -371,8 +506,10 @@ class Sandbox:
         if self.alive:
             self.death = why
         self.alive = False
+        with _LIVE_LOCK:
+            _LIVE.discard(self)
         if self.proc.poll() is None:
-            self.cpu_seconds = _cpu_seconds(self.child_pid)
+            self.cpu_seconds = _cpu_seconds(self.python_pid)
             for pid in (self.child_pid, None):
                 try:
                     if pid:
@@ -394,13 +531,27 @@ class Sandbox:
                 setattr(self, fd, None)
 
     # ------------------------------------------------------------------ messages
-    def _send(self, message: dict) -> None:
+    def _send(self, message: dict, timeout: float | None = None) -> None:
+        """Write one message; past ``timeout`` (default: the start-up time) without the sandbox
+        reading it, the sandbox is killed: a write to a pipe nobody reads never blocks us."""
         payload = dumps(encode(message, self._leaf))
         data = memoryview(FRAME.pack(len(payload)) + payload)
+        end = time.monotonic() + (self.limits.start if timeout is None else timeout)
         try:
+            os.set_blocking(self._req, False)
             while data:
-                data = data[os.write(self._req, data):]
-        except (OSError, TypeError) as exc:
+                left = end - time.monotonic()
+                if left <= 0:
+                    self.kill("stopped reading requests")
+                    raise SandboxError("the notebook's process stopped reading the grader's "
+                                       "requests (the grader stopped it)")
+                _, ready, _ = select.select([], [self._req], [], left)
+                if ready:
+                    try:
+                        data = data[os.write(self._req, data):]
+                    except BlockingIOError:
+                        continue
+        except (OSError, TypeError, ValueError) as exc:
             self.kill("stopped reading requests")
             raise SandboxError(f"the sandbox process is gone ({self.death})") from exc
 
@@ -412,13 +563,14 @@ class Sandbox:
         while True:
             if len(self._buffer) >= FRAME.size:
                 (size,) = FRAME.unpack(self._buffer[: FRAME.size])
-                if size > MAX_FRAME:
+                if size > MAX_REPLY:
                     self.kill("sent a message too large")
-                    raise SandboxError(f"the sandbox sent more than {MAX_FRAME >> 20} MB at once")
+                    raise SandboxError(f"the sandbox sent more than {MAX_REPLY >> 20} MB at once")
                 if len(self._buffer) >= FRAME.size + size:
                     payload = bytes(self._buffer[FRAME.size: FRAME.size + size])
                     del self._buffer[: FRAME.size + size]
                     try:
+                        _check_archive(payload)
                         tree = torch.load(io.BytesIO(payload), weights_only=True)
                         message = decode(tree, self._node)
                         if not isinstance(message, dict):
@@ -465,7 +617,7 @@ class Sandbox:
             raise SubmissionTimeout("the time limit of the whole submission was reached")
         whole = overall < timeout
         end = now + min(timeout, overall)
-        self._send(message)
+        self._send(message, max(GRACE, end - now))
         try:
             return self._wait(end, timeout, whole, interrupt)
         except BaseException:
@@ -514,12 +666,13 @@ class Sandbox:
             reply = {"reply": True, "error": {"type": type(exc).__name__,
                                               "message": text(str(exc), 300)}}
         try:
-            self._send(reply)
+            self._send(reply, self.limits.call)
         except SandboxError:
             raise
         except Exception as exc:  # the reference returned something that cannot cross
             self._send({"reply": True, "error": {"type": type(exc).__name__,
-                                                 "message": text(str(exc), 300)}})
+                                                 "message": text(str(exc), 300)}},
+                       self.limits.call)
 
     def _leaf(self, obj) -> dict:
         """The grader's objects, on their way to the sandbox."""
@@ -600,6 +753,50 @@ class Sandbox:
         return compile("pass", filename, "exec")
 
 
+def _check_archive(payload: bytes) -> None:
+    """A reply is a ``torch.save`` zip archive: refuse one whose records are compressed or
+    add up to more than the reply itself (a zip bomb), before torch reads it."""
+    import zipfile
+
+    with zipfile.ZipFile(io.BytesIO(payload)) as archive:
+        records = archive.infolist()
+        if len(records) > 100_000:
+            raise ValueError("too many records")
+        total = 0
+        for record in records:
+            if record.compress_type != zipfile.ZIP_STORED or record.file_size != \
+                    record.compress_size:
+                raise ValueError("a compressed record")
+            total += record.file_size
+        if total > len(payload):
+            raise ValueError("records larger than the archive")
+
+
+def _children(pid: int) -> list[int]:
+    """Process ids whose parent is ``pid``."""
+    try:
+        return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except (OSError, ValueError):
+        pass
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(stat.parent.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return sorted(found)
+
+
+def _descendants(pid: int) -> list[int]:
+    found, todo = [], [pid]
+    while todo:
+        children = _children(todo.pop())
+        found += children
+        todo += children
+    return found
+
+
 def _cpu_seconds(pid: int | None) -> float:
     """User + system CPU seconds of a process and of its children it waited for."""
     try:
@@ -622,3 +819,34 @@ def _exit_reason(code) -> str:
         except ValueError:
             pass
     return f"exited with status {code}"
+
+
+PREFLIGHT_CELL = "import torch, mha\npreflight = float(torch.ones(3).sum())"
+
+
+def preflight(limits: Limits) -> str | None:
+    """Run a known-good notebook cell in a sandbox, as every student's notebook will be run.
+    None when it works, else why not and what to do (the grader then grades nobody, rather
+    than give a whole class zeros)."""
+    sandbox = Sandbox(limits, time.monotonic() + limits.start + 60)
+    try:
+        sandbox.start()
+        reply = sandbox.request({"op": "run", "source": PREFLIGHT_CELL}, limits.start)
+        if reply.get("error"):
+            raise SandboxError(f"the cell raised {reply['error']}")
+        value = Namespace(lambda: sandbox).get("preflight")
+        if value != 3.0:
+            raise SandboxError(f"the cell computed {value!r} instead of 3.0")
+        return None
+    except Exception as exc:
+        fixes = ["bubblewrap, setpriv and prlimit must run here (`make grading-deps`; as a "
+                 "normal user, unprivileged user namespaces must be enabled)",
+                 f"the interpreter {sandbox_python()} and the folders "
+                 f"{', '.join(map(str, readable_roots()))} are what the sandbox sees (a "
+                 f"symlinked virtualenv is bound at its resolved path)",
+                 f"--memory-limit ({limits.memory >> 20} MB of address space) must leave room "
+                 f"for Python and torch (2048 or more)"]
+        return (f"{type(exc).__name__}: {exc}. What to check: " + "; ".join(fixes) + ". Output "
+                f"of the sandbox: {sandbox.log_tail()[-1500:] or '(none)'}")
+    finally:
+        sandbox.kill("preflight done")

@@ -32,6 +32,11 @@ import types
 
 FRAME = struct.Struct("!Q")  # each message: its length, then a torch.save payload
 MAX_FRAME = 256 * 2**20  # bytes; a larger message is refused (by both sides)
+# What the grader accepts from the sandbox, counted BEFORE anything is materialised (a zero-stride
+# ``expand`` tensor, a pickle whose memo repeats one string a million times, a zip whose records
+# are compressed): bytes of one reply, and of everything that reply decodes to.
+MAX_REPLY = 64 * 2**20
+MAX_DECODED = 64 * 2**20  # bytes of tensor data + characters of strings + 8 per item
 MAX_TEXT = 2_000  # characters kept of an error message or a name
 MAX_DEPTH = 40  # nesting of lists / tuples / dicts in one value
 
@@ -75,6 +80,10 @@ def encode(obj, leaf, depth: int = 0):
         raise ValueError(f"a value nested more than {MAX_DEPTH} levels deep")
     if obj is None or type(obj) in (bool, int, float, str):
         return obj
+    if type(obj).__module__ == "numpy" and getattr(obj, "shape", None) == ():
+        obj = obj.item()  # a numpy scalar (np.int64(6)) crosses as the number it holds
+        if obj is None or type(obj) in (bool, int, float, str):
+            return obj
     if isinstance(obj, bool):
         return bool(obj)
     if isinstance(obj, int) and not isinstance(obj, torch.Tensor):
@@ -102,32 +111,62 @@ def encode(obj, leaf, depth: int = 0):
     return leaf(obj)
 
 
-def decode(tree, node, depth: int = 0):
+class Budget:
+    """How much a decoded message may hold (``MAX_DECODED``): every item, every character of a
+    string and every byte of a tensor counts each time it appears, so that a payload that
+    refers many times to one object cannot grow on the way in."""
+
+    def __init__(self, limit: int = MAX_DECODED):
+        self.left = limit
+
+    def spend(self, amount: int) -> None:
+        self.left -= amount
+        if self.left < 0:
+            raise ValueError(f"a message that holds more than {MAX_DECODED >> 20} MB")
+
+
+def decode(tree, node, depth: int = 0, budget: Budget | None = None):
     """Inverse of ``encode``; ``node(tag)`` rebuilds the tagged dicts it does not know."""
     import torch
 
+    budget = budget if budget is not None else Budget()
     if depth > MAX_DEPTH:
         raise ValueError(f"a value nested more than {MAX_DEPTH} levels deep")
+    budget.spend(8)
     if tree is None or type(tree) in (bool, int, float, str):
+        if type(tree) is str:
+            budget.spend(len(tree))
+        elif type(tree) is int and abs(tree).bit_length() > 4096:
+            raise ValueError("an integer too large")
         return tree
     if type(tree) is torch.Tensor:
-        if tree.layout != torch.strided:
+        if tree.layout != torch.strided or tree.is_quantized:
             raise ValueError("only dense tensors may cross the sandbox boundary")
+        size = tree.numel() * tree.element_size()
+        # a tensor must own the bytes it shows: no zero or overlapping strides (``expand``)
+        # whose "size" is many times its storage
+        if (tree.storage_offset() * tree.element_size() + size > tree.untyped_storage().nbytes()
+                or not tree.is_contiguous()):
+            raise ValueError("a tensor whose storage is smaller than its size (expand, "
+                             "as_strided): only dense, contiguous tensors may cross")
+        budget.spend(size)
         return tree
     if type(tree) is not dict or not isinstance(tree.get("~"), str):
         raise ValueError(f"unexpected {type(tree).__name__} in a message")
     tag = tree["~"]
     if tag in ("tuple", "list"):
-        items = [decode(x, node, depth + 1) for x in _list(tree["v"])]
+        items = [decode(x, node, depth + 1, budget) for x in _list(tree["v"])]
         return tuple(items) if tag == "tuple" else items
     if tag == "dict":
         keys, values = _list(tree["k"]), _list(tree["v"])
         if len(keys) != len(values):
             raise ValueError("a dict with more keys than values")
-        return {decode(k, node, depth + 1): decode(v, node, depth + 1)
+        return {decode(k, node, depth + 1, budget): decode(v, node, depth + 1, budget)
                 for k, v in zip(keys, values)}
     if tag == "size":
-        return torch.Size([int(s) for s in _list(tree["v"]) if type(s) is int])
+        dims = _list(tree["v"])
+        budget.spend(8 * len(dims))
+        return torch.Size([int(s) for s in dims if type(s) is int and 0 <= s < 2**40])
     if tag == "dtype":
         dtype = getattr(torch, str(tree["v"]), None)
         if not isinstance(dtype, torch.dtype):
@@ -364,6 +403,7 @@ def main() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except Exception:
         pass
+    sys.path.insert(0, "/opt/mha-grader/lib")  # the grader's copy of mha (grading.sandbox)
     child = Child(rfd, wfd)
     signal.signal(signal.SIGINT, child.on_interrupt)
     import torch  # noqa: F401  (imported before the first cell: the start-up is timed apart)

@@ -68,6 +68,88 @@ TAMPER_MARKERS = {
 }
 
 
+# Ways of reaching a name without writing it (``importlib.import_module("mha.course." + x)``,
+# ``getattr(module, name)``, ``sys.modules[...]``): with a grader's word anywhere in the cell,
+# they are noted too.
+DYNAMIC_ACCESS = ("importlib", "__import__", "sys.modules", "getattr", "globals", "vars",
+                  "builtins", "exec", "eval", "compile")
+GRADER_WORDS = ("checks", "otter", "grading", "autograder", "testcase", "run_test", "sandbox",
+                "grader")
+
+
+def _cell_words(source: str) -> tuple[set[str], set[str]]:
+    """(dotted names the cell imports or uses, strings it builds) of a cell's code: imports
+    resolved to full names (``from mha.course import checks as c`` -> ``mha.course.checks``),
+    attribute chains, string constants and concatenations of them."""
+    import ast
+
+    names, strings = set(), set()
+    tree = ast.parse(source)
+
+    def constant(node):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left, right = constant(node.left), constant(node.right)
+            return None if left is None or right is None else left + right
+        if isinstance(node, ast.JoinedStr):
+            return "".join(constant(v) or "" for v in node.values
+                           if not isinstance(v, ast.FormattedValue))
+        return None
+
+    def dotted(node):
+        if isinstance(node, ast.Name):
+            return node.id
+        if isinstance(node, ast.Attribute):
+            base = dotted(node.value)
+            return f"{base}.{node.attr}" if base else node.attr
+        return None
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            names.update(f"{node.module or ''}.{alias.name}".lstrip(".") for alias in node.names)
+        elif isinstance(node, (ast.Attribute, ast.Name)):
+            name = dotted(node)
+            if name:
+                names.add(name)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr == "join":
+            parts = [constant(e) for e in getattr(node.args[0], "elts", [])] if node.args else []
+            if parts and all(p is not None for p in parts):
+                strings.add("".join(parts))
+        text = constant(node) if isinstance(node, (ast.Constant, ast.BinOp, ast.JoinedStr)) \
+            else None
+        if text:
+            strings.add(text)
+    return names, strings
+
+
+def tamper_markers(source: str) -> list[tuple[str, str]]:
+    """``(marker, what it is)`` for every way the cell refers to the grader's internals:
+    written out (``mha.course.checks``), imported under another name, built from pieces
+    (``"mha.course." + "checks"``), or reached dynamically (importlib, getattr, sys.modules)
+    in a cell that names one of the grader's words."""
+    found = [(marker, what) for marker, what in TAMPER_MARKERS.items() if marker in source]
+    try:
+        names, strings = _cell_words(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return found
+    everything = " ".join(sorted(names | strings))
+    for marker, what in TAMPER_MARKERS.items():
+        if (marker, what) not in found and marker in everything:
+            found.append((marker, what))
+    dynamic = sorted({d for d in DYNAMIC_ACCESS if any(n == d or n.startswith(d + ".")
+                                                       or n.endswith("." + d) for n in names)
+                      or (d == "sys.modules" and "sys.modules" in everything)})
+    words = sorted({w for w in GRADER_WORDS if w in everything.lower()})
+    if dynamic and words and not found:
+        found.append((dynamic[0], f"a dynamic lookup, in a cell that names "
+                                  f"{', '.join(words)}: the grader's names"))
+    return found
+
+
 @dataclass
 class Exercise:
     """What grading one exercise needs, read once (from the snapshot)."""
@@ -153,10 +235,9 @@ def inspect_submission(nb, exercise: Exercise, notes: Notes) -> None:
     for index, cell in enumerate(nb.cells):
         if cell.cell_type != "code" or cell.source.strip() in handed_out:
             continue
-        for marker, what in TAMPER_MARKERS.items():
-            if marker in cell.source:
-                notes.add("tampering", f"cell {index + 1} refers to `{marker}` ({what}): it ran "
-                                       f"in the sandbox, where it cannot reach the grader")
+        for marker, what in tamper_markers(cell.source):
+            notes.add("tampering", f"cell {index + 1} refers to `{marker}` ({what}): it ran "
+                                   f"in the sandbox, where it cannot reach the grader")
 
 
 class _Restart(Exception):
@@ -289,6 +370,71 @@ class NotebookRun:
             self.sandbox = None
 
 
+def load_test_file(path: Path):
+    """otter's test-file object of ``path`` (``tests/qN.py``), no case run yet."""
+    from otter.nbmeta_config import NBMetadataConfig
+    from otter.test_files import create_test_file
+
+    test = create_test_file(str(path), NBMetadataConfig())
+    test.test_case_results = []
+    return test
+
+
+def _hidden_flag(node) -> bool | None:
+    """``hidden=`` of an otter ``@test_case(...)`` function; None for any other statement."""
+    import ast
+
+    for decorator in getattr(node, "decorator_list", []):
+        if isinstance(decorator, ast.Call) and getattr(decorator.func, "id", "") == "test_case":
+            for keyword in decorator.keywords:
+                if keyword.arg == "hidden" and isinstance(keyword.value, ast.Constant):
+                    return bool(keyword.value.value)
+            return False
+    return None
+
+
+def run_cases(test, path: Path, env, language: str | None, hidden: bool) -> list:
+    """Run the public (or the hidden) cases of the otter test file ``path`` against ``env``
+    with ``mha.course.checks.run_test_file`` (on a copy of the file holding only those
+    cases); their otter results are added to ``test`` (the whole file's object, whose
+    ``score`` then counts every case run so far)."""
+    import ast
+    import tempfile
+
+    from otter.test_files.abstract_test import TestCaseResult
+
+    from mha.course.checks import run_test_file
+
+    tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    tree.body = [node for node in tree.body if _hidden_flag(node) in (None, hidden)]
+    cases = {case.body.test_func.__name__: case for case in test.test_cases}
+    with tempfile.TemporaryDirectory(prefix="mha-tests-") as folder:
+        part = Path(folder) / Path(path).name
+        part.write_text(ast.unparse(tree), encoding="utf-8")
+        _, results = run_test_file(part, env, language=language)
+    for result in results:
+        test.test_case_results.append(TestCaseResult(test_case=cases[result.name],
+                                                     message=result.message,
+                                                     passed=result.passed))
+    return results
+
+
+def notebook_problem(data) -> str | None:
+    """What makes parsed JSON not a notebook this grader reads (None when it is one)."""
+    if not isinstance(data, dict):
+        return f"the file is a JSON {type(data).__name__}, not a notebook (an object)"
+    if not isinstance(data.get("metadata", {}), dict):
+        return f"its metadata is a JSON {type(data['metadata']).__name__}, not an object"
+    cells = data.get("cells")
+    if not isinstance(cells, list):
+        return "it has no list of cells"
+    for number, cell in enumerate(cells, 1):
+        if not isinstance(cell, dict) or not isinstance(cell.get("metadata", {}), dict) \
+                or not isinstance(cell.get("source", ""), (str, list)):
+            return f"cell {number} is not a notebook cell"
+    return None
+
+
 def first_question_cell(nb) -> int:
     """Index of the first cell that belongs to a question (the cells above set things up)."""
     for index, cell in enumerate(nb.cells):
@@ -306,50 +452,72 @@ def empty_questions(exercise: Exercise, why: str) -> dict:
 
 def grade_notebook(raw: bytes, exercise: Exercise, limits: Limits, timeout: float) -> dict:
     """Grade one notebook (its bytes). Never raises for anything the notebook does."""
-    from mha.course.checks import notebook_language, run_test_file
+    from mha.course.checks import notebook_language
 
     started, cpu_started = time.monotonic(), time.thread_time()
     deadline = started + timeout
     notes = Notes()
     result = {"exercise": exercise.name, "sha256": hashlib.sha256(raw).hexdigest(),
               "status": "graded", "questions": {}}
+    problem = None
     try:
+        problem = notebook_problem(json.loads(raw.decode("utf-8")))
+        if problem:
+            raise ValueError(problem)
         nb = nbformat.reads(raw.decode("utf-8"), as_version=4)
         cells = [(i, c.source) for i, c in enumerate(nb.cells)
                  if c.cell_type == "code" and not is_check_cell(c.source)
                  and SKIP_TAG not in c.metadata.get("tags", [])]
         language = notebook_language(nb)  # the Chinese edition's notebooks get Chinese feedback
-    except Exception as exc:  # not UTF-8, not JSON, not a notebook
-        notes.add("other", f"not a readable notebook: {type(exc).__name__}: {exc}")
+        inspect_submission(nb, exercise, notes)
+        setup_cells = first_question_cell(nb)
+    except (Exception, RecursionError) as exc:  # not UTF-8, not JSON, not a notebook
+        why = problem or ("JSON nested too deeply" if isinstance(exc, RecursionError) else
+                          f"{type(exc).__name__}: {str(exc)[:200]}")
+        notes.add("other", f"not a readable notebook: {why}")
         result.update(status="invalid", questions=empty_questions(exercise, "not a notebook"))
         return finish(result, notes, started)
     result["language"] = language
-    inspect_submission(nb, exercise, notes)
 
-    run = NotebookRun(cells, first_question_cell(nb), limits, deadline, notes)
+    run = NotebookRun(cells, setup_cells, limits, deadline, notes)
     env = Namespace(run.connect)
     try:
         try:
             run.connect()
         except SandboxError as exc:
             notes.add("sandbox", f"the notebook could not be run: {exc}")
-        for question, path in exercise.tests.items():
-            if time.monotonic() >= deadline:
-                result["questions"][question] = {
-                    "score": 0.0, "possible": float(exercise.manifest["questions"][question]),
-                    "cases": [], "error": "not graded: the submission's time limit was reached"}
-                notes.add("limits", f"the whole submission ran out of time ({timeout:g} s); "
-                                    f"questions not yet graded get 0")
+        # Every question's public tests first, then the hidden ones: the student's code never
+        # sees a hidden test's inputs before all the messages it may show (public tests) are
+        # written, so it cannot pass them on through a public test's failure message.
+        started_tests: dict[str, tuple] = {}
+        for hidden in (False, True):
+            for question, path in exercise.tests.items():
+                if question in result["questions"]:
+                    continue  # not graded (out of time) or its tests could not run
+                if time.monotonic() >= deadline:
+                    result["questions"][question] = {
+                        "score": 0.0, "possible": float(exercise.manifest["questions"][question]),
+                        "cases": [], "error": "not graded: the submission's time limit was reached"}
+                    notes.add("limits", f"the whole submission ran out of time ({timeout:g} s); "
+                                        f"questions not yet graded get 0")
+                    continue
+                try:
+                    if question not in started_tests:
+                        started_tests[question] = (load_test_file(path), [])
+                    test, cases = started_tests[question]
+                    cases += run_cases(test, path, env, language, hidden)
+                except Exception as exc:  # the tests themselves failed: this question only
+                    result["questions"][question] = {
+                        "score": 0.0, "possible": float(exercise.manifest["questions"][question]),
+                        "cases": [], "error": f"the tests could not run: {type(exc).__name__}"}
+                    notes.add("other", f"the tests of {question} could not run "
+                                       f"({type(exc).__name__})")
+        for question in exercise.tests:
+            if question in result["questions"]:
                 continue
-            try:
-                test, cases = run_test_file(path, env, language=language)
-            except Exception as exc:  # the tests themselves failed: this question only
-                result["questions"][question] = {
-                    "score": 0.0, "possible": float(exercise.manifest["questions"][question]),
-                    "cases": [], "error": f"the tests could not run: {type(exc).__name__}"}
-                notes.add("other", f"the tests of {question} could not run "
-                                   f"({type(exc).__name__}: {exc})")
-                continue
+            test, cases = started_tests[question]
+            order = {case.body.test_func.__name__: n for n, case in enumerate(test.test_cases)}
+            cases.sort(key=lambda c: order.get(c.name, 0))
             result["questions"][question] = {
                 "score": float(test.score), "possible": float(test.possible),
                 "cases": [{"name": c.name, "hidden": c.hidden, "passed": c.passed,
@@ -357,6 +525,7 @@ def grade_notebook(raw: bytes, exercise: Exercise, limits: Limits, timeout: floa
             if any("time limit of the whole submission" in c.message for c in cases):
                 notes.add("limits", f"the whole submission ran out of time ({timeout:g} s) "
                                     f"during the tests of {question}")
+        result["questions"] = {q: result["questions"][q] for q in exercise.tests}
     finally:
         run.close()
     result["cpu_seconds"] = {"sandbox": round(run.cpu_seconds, 2),

@@ -182,11 +182,40 @@ def test_train_step_gets_the_graders_seeded_windows_of_the_training_ids():
 
 def test_a_run_past_the_time_budget_fails():
     def slow(model, optimizer, batch):
+        end = time.process_time() + 0.05
+        while time.process_time() < end:  # CPU work, as training is
+            pass
+        return train_step(model, optimizer, batch)
+
+    with pytest.raises(capstone.CapstoneError, match="more than the budget of 0.2 s of CPU"):
+        run(step=slow, budget_seconds=0.2)
+
+
+def test_the_budget_is_cpu_time_of_the_training_process_not_wall_time():
+    def waits(model, optimizer, batch):  # a busy machine: the step waits, using no CPU
         time.sleep(0.05)
         return train_step(model, optimizer, batch)
 
-    with pytest.raises(capstone.CapstoneError, match="more than the budget of 0.2 s"):
-        run(step=slow, budget_seconds=0.2)
+    result = run(step=waits, budget_seconds=0.3)
+    assert result["seconds"] > 0.3 > result["cpu_seconds"]
+
+
+def test_the_graded_run_relabels_the_tokens_so_training_elsewhere_does_not_pay():
+    # The cheat trains on the held-out text itself (which the sandbox can read) with the
+    # real token ids, ignoring the grader's batches.
+    held, generator = corpus_ids(V)[1], torch.Generator().manual_seed(0)
+
+    def on_the_test_set(model, optimizer, batch):
+        return train_step(model, optimizer, random_windows(held, *batch.shape, generator))
+
+    honest, cheat = run(steps=30), run(steps=30, step=on_the_test_set)
+    assert cheat["held_out_loss"] < honest["held_out_loss"]  # the attack, without relabelling
+    honest, cheat = (run(steps=30, relabel=True),
+                     run(steps=30, relabel=True, step=on_the_test_set))
+    assert cheat["held_out_loss"] > honest["held_out_loss"] + 0.3
+    # relabelling changes the labels, not the task: an honest run does as well either way
+    assert honest["held_out_loss"] == pytest.approx(run(steps=30)["held_out_loss"], abs=0.15)
+    assert capstone.GRADED_RUN["relabel"] is True
 
 
 def test_a_model_over_the_parameter_budget_is_refused():

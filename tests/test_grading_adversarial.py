@@ -26,6 +26,7 @@ import pytest
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # grading.known_bugs, grading.selfcheck
 EXERCISE = "ex01_self_attention"
 AUTOGRADER = ROOT / "grading" / "autograder" / EXERCISE
 SOLUTION = AUTOGRADER / f"{EXERCISE}-solution.ipynb"
@@ -91,6 +92,12 @@ while True:
         pass
 """
 ALL = set(POINTS)
+FLOOD_CELL = """import os, signal
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+while True:
+    os.write(1, b"x" * 65536)
+"""
+FORMULA = '=HYPERLINK("evil.example.com","click")'  # (a file name: no slash)
 
 
 def _build_class(subs: Path) -> dict[str, set[str]]:
@@ -233,6 +240,45 @@ for _ in range(5000):
     _define(ivan, "attention", "from mha import scaled_dot_product_attention as attention")
     save("ivan", ivan, ALL - {"q3"})
 
+    # flo floods the output without a newline and ignores the interrupt; pia writes into a
+    # pipe nobody reads (issue 21: neither may hang the class).
+    flo = _solution()
+    _after(flo, LAST, FLOOD_CELL)
+    save("flo", flo, ALL)
+    pia = _solution()
+    _after(pia, LAST, "import os\nr, w = os.pipe()\nos.write(w, b'x' * 10_000_000)")
+    save("pia", pia, ALL)
+
+    # hana records the inputs of every call of her q1 and tells them in her q2's error: the
+    # hidden tests' inputs must not reach a message she sees (every public test runs first).
+    hana = _solution()
+    scores = next(c for c in hana.cells if c.cell_type == "code"
+                  and c.source.startswith("def attention_scores("))
+    scores.source = scores.source.replace("def attention_scores(q, k):", (
+        "SEEN = []\n\ndef attention_scores(q, k):\n    SEEN.append(tuple(q.shape))"), 1)
+    _define(hana, "softmax", "def softmax(scores):\n    raise ValueError(f'SEEN {SEEN}')\n")
+    save("hana", hana, ALL - {"q2"})
+
+    # Two students whose names share no ASCII letter: two rows, each under its own name.
+    save("张伟", _solution(), ALL)
+    save("李娜", _bug("q1", "scaling"), ALL - {"q1"})
+    # A name a spreadsheet would run as a formula: kept, escaped with a leading '.
+    save(FORMULA, _solution(), ALL)
+
+    # Files that are not notebooks this grader reads cost their own row only.
+    (subs / "meta").mkdir()  # metadata is a JSON list
+    (subs / "meta" / f"{EXERCISE}.ipynb").write_text(json.dumps(
+        {"cells": [], "metadata": [1, 2], "nbformat": 4, "nbformat_minor": 5}))
+    expected["meta"] = set()
+    (subs / "deep").mkdir()  # JSON nested 100,000 lists deep
+    (subs / "deep" / f"{EXERCISE}.ipynb").write_text("[" * 100_000 + "]" * 100_000)
+    expected["deep"] = set()
+    save("sparse", _solution(), ALL, folder=True)  # beside it: a 100 GB sparse file and a
+    with open(subs / "sparse" / "data.bin", "wb") as f:  # 60 MB sparse "notebook"
+        f.truncate(100 * 2**30)
+    with open(subs / "sparse" / "old.ipynb", "wb") as f:
+        f.truncate(60 * 2**20)
+
     # zoe handed in twice: a buggy notebook, then (later) a correct one in a folder.
     save("zoe", _bug("q1", "scaling"), ALL - {"q1"})
     save("zoe", _solution(), ALL, folder=True)
@@ -241,7 +287,12 @@ for _ in range(5000):
 
 
 def _fingerprints(paths) -> dict[str, str]:
-    return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in paths}
+    def fingerprint(p: Path) -> str:
+        info = p.stat()
+        if info.st_size > 2**26:  # the sparse files: size and time
+            return f"{info.st_size} {info.st_mtime_ns}"
+        return hashlib.sha256(p.read_bytes()).hexdigest()
+    return {str(p): fingerprint(p) for p in paths}
 
 
 def _grade(subs: Path, out: Path) -> tuple[subprocess.CompletedProcess, float]:
@@ -287,9 +338,13 @@ def graded(tmp_path_factory):
             "out": out, "subs": subs, "submitted": saved["submitted"]}
 
 
+def _points(cell: str) -> float:
+    return float(cell) if cell else 0.0  # a notebook that could not be read: no points
+
+
 def test_every_student_gets_exactly_the_points_of_their_own_answers(graded):
-    got = {name: {q: float(row[f"ex01.{q}"]) for q in POINTS} | {"total": float(row["total"])}
-           for name, row in graded["rows"].items()}
+    got = {name.replace("'" + FORMULA, FORMULA): {q: _points(row[f"ex01.{q}"]) for q in POINTS}
+           | {"total": float(row["total"])} for name, row in graded["rows"].items()}
     want = {name: {q: (POINTS[q] if q in right else 0.0) for q in POINTS}
             | {"total": sum(POINTS[q] for q in right)}
             for name, right in graded["expected"].items()}
@@ -325,6 +380,12 @@ EXPECTED_NOTES = [
     ("hugo", "limits", "hit the memory limit (RuntimeError)"),
     ("hugo", "limits", f"ran for more than {LIMITS['cell_timeout']} s"),
     ("hugo", "limits", "MB of output"),
+    ("flo", "limits", "ignored the interrupt"),
+    ("flo", "limits", "MB of output"),
+    ("meta", "other", "not a readable notebook: its metadata is a JSON list"),
+    ("deep", "other", "not a readable notebook: JSON nested too deeply"),
+    ("sparse", "other", "old.ipynb is 60 MB (more than 50 MB): not graded"),
+    ("sparse", "other", "data.bin"),
     ("zoe", "duplicate", "2 notebooks for ex01_self_attention"),
     ("zoe", "duplicate", "zoe/ex01_self_attention.ipynb"),
 ]
@@ -333,6 +394,29 @@ EXPECTED_NOTES = [
 @pytest.mark.parametrize("student, kind, note", EXPECTED_NOTES)
 def test_each_row_says_what_happened(graded, student, kind, note):
     assert note in graded["rows"][student][kind]
+
+
+def test_unicode_names_are_kept_and_formulas_escaped(graded):
+    rows = graded["rows"]
+    assert {"张伟", "李娜"} <= set(rows) and rows["张伟"]["total"] != rows["李娜"]["total"]
+    assert "'" + FORMULA in rows and FORMULA not in rows
+    with open(graded["out"] / "grades.csv", newline="", encoding="utf-8") as f:
+        cells = [cell for row in csv.reader(f) for cell in row]
+    assert not [cell for cell in cells if cell.startswith(("=", "+", "-", "@"))]
+    feedback = {p.name for p in (graded["out"] / "feedback").iterdir()}
+    assert {"张伟.md", "李娜.md"} <= feedback
+
+
+def test_no_public_message_carries_a_hidden_tests_inputs(graded):
+    import re
+
+    raw = json.loads((graded["out"] / "raw" / f"hana__{EXERCISE}.json").read_text())
+    public = [c["message"] for q in raw["questions"].values() for c in q["cases"]
+              if not c["hidden"] and "SEEN" in c["message"]]
+    assert public and "(6, 8)" in public[0]  # the public q1 test's running example reached it...
+    allowed = {"(6, 8)", "(2, 3, 4, 8)"}  # ...and only the public q1 test's q (tests/q1.py)
+    for message in public:
+        assert set(re.findall(r"\([0-9, ]+\)", message.split("SEEN", 1)[1])) <= allowed, message
 
 
 def test_notes_are_one_per_line_in_their_own_column(graded):
