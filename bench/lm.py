@@ -3,9 +3,11 @@
     .venv/bin/python bench/lm.py                # a few minutes on 2 idle cores
     .venv/bin/python bench/lm.py --quick        # fewer repetitions, a rough look
     .venv/bin/python bench/lm.py --threads 1
+    .venv/bin/python bench/lm.py --device cuda  # default: $MHA_DEVICE, else cuda, mps, cpu
 
 Two models, each converted from a transformers model with random weights (so both hold
-identical weights, checked by comparing logits before timing), CPU, float32:
+identical weights, checked by comparing logits before timing), float32, on the device
+chosen by ``--device`` (``mha.course.device.pick_device``; printed in the header):
 
 * GPT-2 style: ``GPT2LMHeadModel`` with d_model 256, 4 layers, 8 heads, vocab 4096;
 * Llama style: ``LlamaForCausalLM`` with d_model 256, 4 layers, 8 heads, 2 KV heads,
@@ -14,8 +16,10 @@ identical weights, checked by comparing logits before timing), CPU, float32:
 For each: a training step (forward, backward, AdamW step) at batch 16 x 128 tokens, and
 greedy generation of 128 new tokens from a 32-token prompt at batch 1 and 8 (our
 ``mha.generate(temperature=0)`` vs transformers' ``generate(do_sample=False)``, both with
-their KV cache, no early stop). Timing is interleaved (bench/run.py's ``interleaved``:
-every repetition runs both, in rotating order); the ratio ours / transformers is the
+their KV cache, no early stop); ours once more with the preallocated
+``mha.StaticKVCache`` (``static_cache=True``) against the same transformers run. Timing
+is interleaved (bench/run.py's ``interleaved``: every repetition runs both, in rotating
+order); the ratio ours / transformers is the
 median of the per-repetition ratios, with its quartiles. Target: ratio <= 1.0.
 
 Results are printed and written to bench/lm_results.md.
@@ -32,7 +36,8 @@ import torch
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from run import cpu_model, interleaved, median, paired_ratio  # noqa: E402  (bench/run.py)
+import run  # noqa: E402  (bench/run.py)
+from run import cpu_model, interleaved, median, paired_ratio  # noqa: E402
 
 import mha  # noqa: E402
 
@@ -41,7 +46,7 @@ TRAIN_BATCH, TRAIN_LEN, PROMPT_LEN, NEW_TOKENS = 16, 128, 32, 128
 
 
 def build_pair(style: str):
-    """(ours, theirs) with identical weights, both in float32 on the CPU."""
+    """(ours, theirs) with identical weights, both in float32 on ``run.DEVICE``."""
     from transformers import GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)
@@ -55,8 +60,9 @@ def build_pair(style: str):
                              num_key_value_heads=KV_HEADS, max_position_embeddings=256,
                              bos_token_id=0, eos_token_id=1)
         theirs = LlamaForCausalLM(config)
-    ours = mha.GPT.from_transformers(theirs)
-    x = torch.randint(0, VOCAB, (2, 64))
+    theirs = theirs.to(run.DEVICE)
+    ours = mha.GPT.from_transformers(theirs).to(run.DEVICE)  # load_state_dict keeps our device
+    x = torch.randint(0, VOCAB, (2, 64), device=run.DEVICE)
     with torch.no_grad():
         diff = (ours.eval()(x) - theirs.eval()(x).logits).abs().max().item()
     assert diff < 2e-4, f"{style}: converted model differs from transformers by {diff}"
@@ -75,21 +81,25 @@ def training_step(model, tokens, hf: bool):
     return step
 
 
-def greedy(model, prompt, hf: bool):
+def greedy(model, prompt, hf: bool, static_cache: bool = False):
     model.eval()
     if hf:
         mask = torch.ones_like(prompt)
         return lambda: model.generate(prompt, attention_mask=mask, max_new_tokens=NEW_TOKENS,
                                       min_new_tokens=NEW_TOKENS, do_sample=False,
                                       pad_token_id=1)
-    return lambda: mha.generate(model, prompt, NEW_TOKENS, temperature=0)
+    return lambda: mha.generate(model, prompt, NEW_TOKENS, temperature=0,
+                                static_cache=static_cache)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--device", default=None,
+                        help="cpu, cuda, mps (default: $MHA_DEVICE, else cuda, mps, cpu)")
     args = parser.parse_args()
+    device = run.set_device(args.device)
     if args.threads:
         torch.set_num_threads(args.threads)
     reps = 5 if args.quick else 15
@@ -98,7 +108,8 @@ def main() -> None:
     hf_logging.set_verbosity_error()
 
     header = (f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, "
-              f"{cpu_model()}, torch {torch.__version__}, transformers {transformers.__version__}, "
+              f"device {device}, {cpu_model()}, torch {torch.__version__}, "
+              f"transformers {transformers.__version__}, "
               f"{torch.get_num_threads()} threads, load average {os.getloadavg()[0]:.1f}, "
               f"{reps} repetitions")
     print(header)
@@ -106,14 +117,18 @@ def main() -> None:
     for style in ("gpt2", "llama"):
         ours, theirs = build_pair(style)
         gen = torch.Generator().manual_seed(1)
-        tokens = torch.randint(0, VOCAB, (TRAIN_BATCH, TRAIN_LEN), generator=gen)
+        tokens = torch.randint(0, VOCAB, (TRAIN_BATCH, TRAIN_LEN), generator=gen).to(device)
         tasks = {f"train step {TRAIN_BATCH}x{TRAIN_LEN}": lambda hf, m: training_step(m, tokens, hf)}
         for batch in (1, 8):
-            prompt = torch.randint(2, VOCAB, (batch, PROMPT_LEN), generator=gen)
+            prompt = torch.randint(2, VOCAB, (batch, PROMPT_LEN), generator=gen).to(device)
             # same weights, same greedy tokens
-            assert torch.equal(greedy(ours, prompt, False)(), greedy(theirs, prompt, True)())
+            expected = greedy(theirs, prompt, True)()
+            assert torch.equal(greedy(ours, prompt, False)(), expected)
+            assert torch.equal(greedy(ours, prompt, False, static_cache=True)(), expected)
             tasks[f"greedy {NEW_TOKENS} tokens, batch {batch}"] = (
                 lambda hf, m, prompt=prompt: greedy(m, prompt, hf))
+            tasks[f"greedy {NEW_TOKENS} tokens, batch {batch}, ours static cache"] = (
+                lambda hf, m, prompt=prompt: greedy(m, prompt, hf, static_cache=True))
         for task, make in tasks.items():
             samples = interleaved({"ours": make(False, ours), "transformers": make(True, theirs)},
                                   reps, target_s=0.0)
@@ -121,7 +136,7 @@ def main() -> None:
             row = (style, task, median(samples["ours"]) * 1e3,
                    median(samples["transformers"]) * 1e3, ratio, lo, hi)
             rows.append(row)
-            print(f"{style:6} {task:28} ours {row[2]:8.1f} ms  transformers {row[3]:8.1f} ms  "
+            print(f"{style:6} {task:46} ours {row[2]:8.1f} ms  transformers {row[3]:8.1f} ms  "
                   f"ratio {ratio:.2f} [{lo:.2f}, {hi:.2f}]", flush=True)
 
     lines = ["# Our GPT vs transformers (bench/lm.py)", "", header, "",

@@ -3,6 +3,7 @@
     .venv/bin/python bench/run.py               # under a minute on 2 idle cores
     .venv/bin/python bench/run.py --threads 1   # the same on one thread
     .venv/bin/python bench/run.py --quick       # fewer repetitions, a rough look
+    .venv/bin/python bench/run.py --decoding-only --device cpu   # only the KV-cache timings
 
 Every comparison is measured *interleaved*: each repetition runs every candidate once, in
 a rotating order, so a burst of load from another process hits all candidates alike.
@@ -18,11 +19,17 @@ Measured:
   2. achieved GFLOP/s of our forward, counting 8*B*L*D^2 (four projections) +
      4*B*L^2*D (scores and weighted sum) FLOPs, as a fraction of the fp32 matmul GFLOP/s
      this machine reaches in the same run (a 1024 x 1024 x 1024 ``torch.mm``);
-  3. ``mha.greedy_decode`` without vs with the KV cache: a 2-layer Transformer with
-     d_model=256, batch 4, 128 new tokens (``eos_id=None``, so the length is fixed);
-  4. one cached decoding step under ``torch.profiler``: how many PyTorch ops it runs, how
-     much of its time they account for, and which ones cost most (where the per-step
-     overhead is).
+  3. decoding without a cache, with the growing ``mha.KVCache`` and with the preallocated
+     ``mha.StaticKVCache``, side by side: ``mha.greedy_decode`` on a 2-layer Transformer with
+     d_model=256, batch 4, 128 new tokens, and ``mha.generate(temperature=0)`` on a 2-layer
+     GPT-2-style ``mha.GPT`` of the same width, batch 4, a 32-token prompt, 128 new tokens
+     (``eos_id=None``, so the length is fixed);
+  4. one cached decoding step (static cache) under ``torch.profiler``: how many PyTorch ops
+     it runs, how much of its time they account for, and which ones cost most (where the
+     per-step overhead is).
+
+``--device`` picks where everything runs (default: ``mha.course.device.pick_device``:
+``$MHA_DEVICE``, else cuda, then mps, then cpu); the device is printed with the machine.
 
 Results are printed and written to bench/results.md (a table for people) and
 bench/results.csv (for the efficient-attention chapter).
@@ -45,13 +52,30 @@ import torch
 import torch.nn.functional as F
 
 import mha
+from mha.course.device import pick_device
 from mha.course.references import torch_twin
 
 HERE = Path(__file__).resolve().parent
 D, HEADS = 512, 8
 SHAPES = [(8, 128), (1, 1024)]
 DECODE = dict(vocab=1000, d_model=256, num_heads=8, num_layers=2, d_ff=1024,
-              batch=4, src_len=32, new_tokens=128)
+              batch=4, src_len=32, new_tokens=128)  # src_len is the GPT's prompt length too
+DEVICE = torch.device("cpu")  # set by main() from --device
+
+
+def set_device(device) -> torch.device:
+    """Run every benchmark on ``device`` (``None``: the course's rule, pick_device)."""
+    global DEVICE
+    DEVICE = pick_device(device)
+    return DEVICE
+
+
+def sync() -> None:
+    """Wait for the GPU: its kernels run asynchronously, so a timer must wait for them."""
+    if DEVICE.type == "cuda":
+        torch.cuda.synchronize()
+    elif DEVICE.type == "mps":
+        torch.mps.synchronize()
 TARGETS = {"fast_vs_torch": 1.0, "cache_speedup": 8.0, "matmul_fraction": 0.8}
 
 
@@ -67,8 +91,10 @@ def interleaved(candidates: dict, reps: int, target_s: float = 0.02) -> dict[str
     for name in names:  # warm up (allocator, thread pool, caches) and calibrate
         fn = candidates[name]
         fn()
+        sync()
         start = time.perf_counter()
         fn()
+        sync()
         once = time.perf_counter() - start
         inner[name] = max(1, min(50, round(target_s / max(once, 1e-6))))
     samples = {name: [] for name in names}
@@ -82,6 +108,7 @@ def interleaved(candidates: dict, reps: int, target_s: float = 0.02) -> dict[str
                 start = time.perf_counter()
                 for _ in range(n):
                     fn()
+                sync()
                 samples[name].append((time.perf_counter() - start) / n)
     finally:
         if gc_was_enabled:
@@ -127,7 +154,8 @@ def machine_lines(threads: int) -> list[str]:
         f"torch {torch.__version__} ({blas}, "
         f"CPU capability {torch.backends.cpu.get_cpu_capability()}), "
         f"Python {platform.python_version()}, {platform.system()} {platform.release()}",
-        f"torch.set_num_threads({threads}); float32; eval mode, torch.no_grad()",
+        f"device: {DEVICE}; torch.set_num_threads({threads}); float32; eval mode, "
+        "torch.no_grad()",
         f"load average (1/5/15 min) at start: {load}",
         f"date: {datetime.datetime.now().isoformat(timespec='seconds')}",
     ]
@@ -163,12 +191,13 @@ def attention_forward(B: int, L: int, reps: int) -> dict:
     ours = mha.MultiHeadAttention(D, HEADS).eval()
     # nn.MultiheadAttention(batch_first=True) in eval mode with the same weights, so we can
     # also check the outputs agree
-    theirs = torch_twin(ours)
-    x = torch.randn(B, L, D)
+    theirs = torch_twin(ours).to(DEVICE)
+    ours = ours.to(DEVICE)
+    x = torch.randn(B, L, D, device=DEVICE)
     # what a packed q|k|v projection (nn.MultiheadAttention's in_proj) would save us
     packed_w, packed_b = theirs.in_proj_weight.detach(), theirs.in_proj_bias.detach()
-    a = torch.randn(1024, 1024)
-    b = torch.randn(1024, 1024)
+    a = torch.randn(1024, 1024, device=DEVICE)
+    b = torch.randn(1024, 1024, device=DEVICE)
     candidates = {
         "ours (fast path)": lambda: ours(x),
         "nn.MultiheadAttention": lambda: theirs(x, x, x, need_weights=False),
@@ -205,42 +234,66 @@ def attention_forward(B: int, L: int, reps: int) -> dict:
     }
 
 
-def decoding(reps: int) -> dict:
+CACHES = {"no cache": dict(use_cache=False), "growing cache": dict(use_cache=True),
+          "static cache": dict(use_cache=True, static_cache=True)}
+
+
+def decoding_model():
     c = DECODE
     torch.manual_seed(0)
     model = mha.Transformer(c["vocab"], c["vocab"], c["d_model"], c["num_heads"],
-                            c["num_layers"], c["d_ff"]).eval()
-    src = torch.randint(3, c["vocab"], (c["batch"], c["src_len"]))
-    run = {use_cache: (lambda use_cache=use_cache: mha.greedy_decode(
-        model, src, c["new_tokens"] + 1, bos_id=1, eos_id=None, use_cache=use_cache))
-        for use_cache in (True, False)}
-    cached, uncached = run[True](), run[False]()
-    assert cached.shape == (c["batch"], c["new_tokens"] + 1)
-    assert torch.equal(cached, uncached), "cached and uncached decoding disagree"
-    samples = interleaved({"greedy_decode, no cache": run[False],
-                           "greedy_decode, KV cache": run[True]}, reps, target_s=0.0)
+                            c["num_layers"], c["d_ff"]).eval().to(DEVICE)
+    src = torch.randint(3, c["vocab"], (c["batch"], c["src_len"]), device=DEVICE)
+    return model, src
+
+
+def compare_caches(task: str, run: dict, reps: int) -> dict:
+    """Time ``run[kind]()`` for the three kinds of CACHES side by side; check equal tokens."""
+    outputs = {kind: fn() for kind, fn in run.items()}
+    for kind, out in outputs.items():
+        assert torch.equal(out, outputs["no cache"]), f"{task}: {kind} changes the tokens"
+    samples = interleaved({f"{task}, {kind}": fn for kind, fn in run.items()}, reps,
+                          target_s=0.0)
+    s = {kind: samples[f"{task}, {kind}"] for kind in run}
     return {"samples": samples,
-            "speedup": paired_ratio(samples["greedy_decode, no cache"],
-                                    samples["greedy_decode, KV cache"])}
+            "static_vs_none": paired_ratio(s["no cache"], s["static cache"]),
+            "growing_vs_none": paired_ratio(s["no cache"], s["growing cache"]),
+            "static_vs_growing": paired_ratio(s["growing cache"], s["static cache"])}
+
+
+def decoding(reps: int) -> dict:
+    """The encoder-decoder's greedy_decode and the GPT's generate, each with no cache, the
+    growing cache and the static cache."""
+    c = DECODE
+    model, src = decoding_model()
+    seq2seq = {kind: (lambda kw=kw: mha.greedy_decode(
+        model, src, c["new_tokens"] + 1, bos_id=1, eos_id=None, **kw))
+        for kind, kw in CACHES.items()}
+    torch.manual_seed(0)
+    gpt = mha.GPT(mha.GPTConfig.gpt2(c["vocab"], c["src_len"] + c["new_tokens"], c["d_model"],
+                                     c["num_heads"], c["num_layers"])).eval().to(DEVICE)
+    prompt = torch.randint(3, c["vocab"], (c["batch"], c["src_len"]), device=DEVICE)
+    lm = {kind: (lambda kw=kw: mha.generate(gpt, prompt, c["new_tokens"], temperature=0, **kw))
+          for kind, kw in CACHES.items()}
+    return {"greedy_decode": compare_caches("greedy_decode", seq2seq, reps),
+            "GPT generate": compare_caches("GPT generate", lm, reps)}
 
 
 def cached_step_profile(steps: int = 16) -> dict:
     """One cached decoding step of the ``decoding`` model, op by op (torch.profiler)."""
     from torch.profiler import ProfilerActivity, profile
     c = DECODE
-    torch.manual_seed(0)
-    model = mha.Transformer(c["vocab"], c["vocab"], c["d_model"], c["num_heads"],
-                            c["num_layers"], c["d_ff"]).eval()
-    src = torch.randint(3, c["vocab"], (c["batch"], c["src_len"]))
-    tokens = torch.randint(3, c["vocab"], (c["batch"], 64 + 2 * steps))
+    model, src = decoding_model()
+    tokens = torch.randint(3, c["vocab"], (c["batch"], 64 + 2 * steps), device=DEVICE)
     with torch.no_grad():
         memory = model.encode(src)
-        caches = model.new_caches()
+        caches = model.new_caches(max_len=64 + 2 * steps)
         model.decode(tokens[:, :64], memory, caches=caches)  # a 64-token prefix in the cache
         wall = []
         for t in range(64, 64 + steps):  # timed without the profiler's own overhead
             start = time.perf_counter()
             model.decode(tokens[:, t:t + 1], memory, caches=caches)
+            sync()
             wall.append(time.perf_counter() - start)
         with quiet_stderr(), profile(activities=[ProfilerActivity.CPU]) as prof:
             for t in range(64 + steps, 64 + 2 * steps):
@@ -261,6 +314,19 @@ def cached_step_profile(steps: int = 16) -> dict:
 
 
 # ----------------------------------------------------------------------------- report
+def decoding_table(dec: dict) -> list[str]:
+    """The three caches side by side, one line per task: median times and ratios."""
+    lines = [f"{'task':14} {'no cache':>10} {'growing':>10} {'static':>10}   "
+             f"{'none/static':>18} {'none/growing':>18} {'growing/static':>18}"]
+    for task, d in dec.items():
+        ms = {kind: median(d["samples"][f"{task}, {kind}"]) * 1e3 for kind in CACHES}
+        lines.append(f"{task:14} {ms['no cache']:8.0f}ms {ms['growing cache']:8.0f}ms "
+                     f"{ms['static cache']:8.0f}ms   {fmt_ratio(d['static_vs_none']):>18} "
+                     f"{fmt_ratio(d['growing_vs_none']):>18} "
+                     f"{fmt_ratio(d['static_vs_growing']):>18}")
+    return lines
+
+
 def fmt_ratio(r: tuple[float, float, float], unit: str = "x") -> str:
     return f"{r[0]:.2f}{unit} [{r[1]:.2f}-{r[2]:.2f}]"
 
@@ -292,11 +358,12 @@ def notes(forwards, dec, step, loads: tuple[float, float]) -> list[str]:
                 f"{f['packing_saves_ms']:.2f} ms here ({fmt_ratio(f['three_vs_packed'])}): "
                 "the packed buffer that would buy this back is what issue 10 removed for "
                 "readability.")
-    r = dec["speedup"][0]
+    r = dec["greedy_decode"]["static_vs_none"][0]
     if r < TARGETS["cache_speedup"]:
         per_op = step["wall_us"] / step["ops_per_step"]
         out.append(
-            f"- KV cache: {r:.1f}x instead of {TARGETS['cache_speedup']:.0f}x "
+            f"- greedy_decode with the static KV cache: {r:.1f}x instead of "
+            f"{TARGETS['cache_speedup']:.0f}x "
             f"({100 * (1 - r / TARGETS['cache_speedup']):.0f}% short). A cached step does almost "
             f"no arithmetic (its matmuls have {DECODE['batch']} rows) but still runs "
             f"{step['ops_per_step']:.0f} PyTorch ops, about {per_op:.0f} us each: the step is "
@@ -325,20 +392,32 @@ def main(argv=None) -> int:
                         help="repetitions of the decoding timings")
     parser.add_argument("--quick", action="store_true", help="5 and 3 repetitions: a rough look")
     parser.add_argument("--out", type=Path, default=HERE, help="folder for results.md/.csv")
+    parser.add_argument("--device", default=None,
+                        help="cpu, cuda, mps (default: $MHA_DEVICE, else cuda, mps, cpu)")
+    parser.add_argument("--decoding-only", action="store_true",
+                        help="only the three caches, printed; results files left alone")
     args = parser.parse_args(argv)
     if args.quick:
         args.reps, args.decode_reps = 5, 3
+    set_device(args.device)
     torch.set_num_threads(args.threads)
+    if args.decoding_only:
+        print("\n".join(machine_lines(args.threads)), flush=True)
+        print("\n".join(decoding_table(decoding(args.decode_reps))))
+        print(f"load average at end: {load_average()}")
+        return 0
     header = machine_lines(args.threads)
     load_start = os.getloadavg()[0]
     print("\n".join(header), flush=True)
 
     forwards = []
+    print(f"device: {DEVICE}", flush=True)
     for B, L in SHAPES:
         print(f"timing the forward at B={B}, L={L}, D={D}, h={HEADS} ...", flush=True)
         forwards.append(attention_forward(B, L, args.reps))
-    print("timing greedy_decode with and without the KV cache ...", flush=True)
+    print("timing decoding with no cache, the growing cache and the static cache ...", flush=True)
     dec = decoding(args.decode_reps)
+    print("\n".join(decoding_table(dec)), flush=True)
     print("profiling one cached decoding step ...", flush=True)
     step = cached_step_profile()
     header.append(f"load average at end: {load_average()}")
@@ -353,9 +432,14 @@ def main(argv=None) -> int:
         r = f["explicit_vs_fast"]
         rows.append((f"ours explicit / ours fast time, B={f['B']}, L={f['L']}", r[0], "x",
                      "", "", fmt_ratio(r) + f"; weights [B,H,L,L] = {f['weights_mib']:.1f} MiB"))
-    r = dec["speedup"]
-    rows.append((f"greedy_decode speed-up of the KV cache, {DECODE['new_tokens']} tokens", r[0],
-                 "x", ">= 8", verdict(r[0], TARGETS["cache_speedup"], False), fmt_ratio(r)))
+    for task, d in dec.items():
+        for key, what, target in (("static_vs_none", "static cache vs no cache", ">= 8"),
+                                  ("growing_vs_none", "growing cache vs no cache", ""),
+                                  ("static_vs_growing", "static vs growing cache", "")):
+            r = d[key]
+            rows.append((f"{task} speed-up, {what}, {DECODE['new_tokens']} tokens", r[0], "x",
+                         target, verdict(r[0], TARGETS["cache_speedup"], False) if target else "",
+                         fmt_ratio(r)))
     for f in forwards:
         r = f["three_vs_packed"]
         rows.append((f"q,k,v as three Linears / one packed Linear, B={f['B']}, L={f['L']}", r[0],
@@ -371,8 +455,9 @@ def main(argv=None) -> int:
     for f in forwards:
         for name, s in f["samples"].items():
             times.append((f"{name}, B={f['B']}, L={f['L']}", median(s) * 1e3))
-    for name, s in dec["samples"].items():
-        times.append((name, median(s) * 1e3))
+    for d in dec.values():
+        for name, s in d["samples"].items():
+            times.append((name, median(s) * 1e3))
 
     kern = [f"B={f['B']}, L={f['L']}: ours -> {', '.join(f['kernels']['ours'])}; "
             f"nn.MultiheadAttention -> {', '.join(f['kernels']['torch'])}" for f in forwards]
@@ -388,8 +473,10 @@ def main(argv=None) -> int:
     md += ["", "Attention kernels seen in one call (torch.profiler):", ""]
     md += [f"- {k}" for k in kern]
     decode_desc = ", ".join(f"{k}={v}" for k, v in DECODE.items())
-    md += ["", f"Decoding model: {decode_desc}; eos_id=None.", ""]
-    md += ["One cached decoding step (64 tokens already cached; torch.profiler, top-level ops): "
+    md += ["", f"Decoding models: {decode_desc}; the GPT is GPT-2-style with the same width, "
+           "depth and heads, its prompt src_len tokens long; eos_id=None.", ""]
+    md += ["One cached decoding step of greedy_decode (static cache, 64 tokens already cached; "
+           "torch.profiler, top-level ops): "
            f"{step['wall_us']:.0f} us wall time without the profiler, "
            f"{step['ops_per_step']:.0f} PyTorch ops accounting for {step['op_us_per_step']:.0f} us "
            "(with the profiler's own overhead). Costliest ops per step:", "",

@@ -10,10 +10,10 @@ from .alibi import alibi_bias, alibi_slopes
 from .attention import scaled_dot_product_attention
 from .beam import beam_search
 from .bpe import BPETokenizer
-from .cache import KVCache
+from .cache import KVCache, StaticKVCache
 from .decoding import greedy_decode
 from .generation import generate
-from .gpt import GPT, GPTConfig
+from .gpt import GPT, Block, GPTConfig
 from .heads import merge_heads, repeat_kv, split_heads
 from .masks import causal_mask, padding_mask
 from .multihead import MultiHeadAttention
@@ -29,11 +29,12 @@ from . import course
 __version__ = "0.1.0"
 
 __all__ = [
-    "BPETokenizer", "GPT", "GPTConfig", "beam_search", "generate", "top_k_logits", "top_p_logits",
+    "BPETokenizer", "Block", "GPT", "GPTConfig", "beam_search", "generate", "top_k_logits",
+    "top_p_logits",
     "MLP", "RMSNorm", "SwiGLU", "alibi_bias", "alibi_slopes", "apply_rope", "rope_angles",
     "rotate_half",
     "BatchNorm", "DecoderLayer", "EncoderLayer", "FeedForward", "KVCache", "LayerNorm",
     "MultiHeadAttention", "Transformer", "causal_mask", "greedy_decode", "merge_heads",
     "padding_mask", "scaled_dot_product_attention", "sinusoidal_positions", "split_heads",
-    "repeat_kv",
+    "repeat_kv", "StaticKVCache",
 ]

@@ -81,3 +81,79 @@ class KVCache:
         if old is not None:
             buffer.narrow(-2, 0, self._length).copy_(old.narrow(-2, 0, self._length))
         return buffer
+
+
+class StaticKVCache:
+    """A self-attention cache with one fixed buffer of ``max_len`` positions, written in place.
+
+    :class:`KVCache` is the teaching version: it grows as tokens arrive. When the final
+    length is known in advance (prompt length + new tokens), this cache allocates
+    ``[B, H_kv, max_len, head_dim]`` once, on its first update (so it takes the batch size,
+    device and dtype of the keys it is given), and each step writes the new keys/values
+    into the next free slots by slice assignment: no allocation, no copy of old tokens,
+    ever. ``key``/``value`` are views of the filled part, ``[B, H_kv, len(cache), head_dim]``,
+    so attention never reads the empty slots.
+
+    (The name follows transformers' ``StaticCache``: the *buffer* is static. This is not
+    ``KVCache(static=True)``, the cross-attention cache whose *content* never changes.)
+    """
+
+    static = False  # KVCache's flag for a cross-attention memory; this cache is appended to
+
+    def __init__(self, max_len: int):
+        if not isinstance(max_len, int) or max_len < 1:
+            raise ValueError(f"max_len must be a positive integer; got max_len={max_len!r}")
+        self.max_len = max_len
+        self.key_buffer: torch.Tensor | None = None    # [B, H_kv, max_len, head_dim]
+        self.value_buffer: torch.Tensor | None = None
+        self._length = 0
+
+    def __len__(self) -> int:
+        return self._length
+
+    @property
+    def filled(self) -> bool:
+        return self.key_buffer is not None
+
+    @property
+    def key(self) -> torch.Tensor | None:
+        return None if self.key_buffer is None else self.key_buffer[:, :, :self._length]
+
+    @property
+    def value(self) -> torch.Tensor | None:
+        return None if self.value_buffer is None else self.value_buffer[:, :, :self._length]
+
+    def update(self, key: torch.Tensor, value: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Write ``key``/``value`` ``[B, H_kv, new, head_dim]`` after the cached positions;
+        return everything cached, ``[B, H_kv, len(cache), head_dim]``."""
+        if self.key_buffer is None:
+            B, H_kv, _, head_dim = key.shape
+            # allocated once, like the keys: same device and dtype
+            self.key_buffer = key.new_zeros(B, H_kv, self.max_len, head_dim)
+            self.value_buffer = value.new_zeros(B, H_kv, self.max_len, value.shape[-1])
+        start, end = self._length, self._length + key.shape[-2]
+        if end > self.max_len:
+            raise ValueError(
+                f"this StaticKVCache holds max_len={self.max_len} positions; writing "
+                f"{key.shape[-2]} more after {start} would need {end}")
+        self.key_buffer[:, :, start:end] = key  # in place: the buffer never moves
+        self.value_buffer[:, :, start:end] = value
+        self._length = end
+        return self.key, self.value
+
+    def reorder(self, index: torch.Tensor) -> None:
+        """Keep batch rows ``index`` ``[B]`` in that order, in place (beam search); the batch
+        size cannot change, since the buffer does not."""
+        if self.key_buffer is None:
+            return
+        index = torch.as_tensor(index, device=self.key_buffer.device)
+        B = self.key_buffer.shape[0]
+        if index.shape != (B,) or index.is_floating_point():
+            raise ValueError(f"index must be a 1-D integer tensor of {B} batch rows (a "
+                             f"StaticKVCache keeps its batch size); got {index.dtype} of "
+                             f"shape {list(index.shape)}")
+        if index.min() < 0 or index.max() >= B:
+            raise ValueError(f"index must pick rows in 0..{B - 1}; got {index.tolist()}")
+        # index_select makes a copy first, so a row is never overwritten before it is read
+        self.key_buffer.copy_(self.key_buffer.index_select(0, index))
+        self.value_buffer.copy_(self.value_buffer.index_select(0, index))

@@ -16,6 +16,7 @@ def greedy_decode(
     eos_id: int | None,
     use_cache: bool = True,
     src_mask: torch.Tensor | None = None,
+    static_cache: bool = False,
 ) -> torch.Tensor:
     """Generate target ids ``[B, <= max_len]``, one token per step, starting from ``bos_id``.
 
@@ -26,7 +27,9 @@ def greedy_decode(
 
     ``use_cache=True`` keeps every layer's keys and values (:class:`mha.KVCache`), so each
     step projects only the newest token; ``use_cache=False`` re-runs the whole prefix.
-    Both give the same tokens. The model runs in eval mode and is put back as it was.
+    Both give the same tokens. ``static_cache=True`` preallocates each self-attention cache
+    for all ``max_len`` tokens at once (:class:`mha.StaticKVCache`) instead of growing it.
+    The model runs in eval mode and is put back as it was.
     """
     if max_len < 1:
         raise ValueError(f"max_len counts the leading bos token, so it must be >= 1; got {max_len}")
@@ -35,7 +38,9 @@ def greedy_decode(
         B = src.shape[0]
         tokens = torch.full((B, 1), bos_id, dtype=torch.long, device=src.device)
         finished = torch.zeros(B, dtype=torch.bool, device=src.device)
-        caches = model.new_caches() if use_cache else None
+        caches = None
+        if use_cache:
+            caches = model.new_caches(max_len if static_cache else None)
         for _ in range(max_len - 1):
             step_input = tokens[:, -1:] if use_cache else tokens
             logits = model.decode(step_input, memory, src_mask, caches=caches)

@@ -32,6 +32,8 @@ def generate(
     eos_id: int | None = None,
     generator: torch.Generator | None = None,
     use_cache: bool = True,
+    attention_mask: torch.Tensor | None = None,
+    static_cache: bool = False,
 ) -> torch.Tensor:
     """Continue ``prompt`` ``[B, T0]`` by up to ``max_new_tokens``: LongTensor ``[B, T0 + n]``.
 
@@ -43,9 +45,18 @@ def generate(
     With ``use_cache=True`` the prompt is *prefilled* in one parallel pass that fills the
     KV caches, then each step feeds only the newest token (one query against the cache);
     with ``False`` every step re-runs the whole sequence. Both give the same tokens.
+    ``static_cache=True`` preallocates every cache for all ``T0 + max_new_tokens`` positions
+    (:class:`mha.StaticKVCache`, written in place) instead of growing it.
     A row that emitted ``eos_id`` is padded with ``eos_id`` and generation stops when every
     row has finished (finished rows still draw from ``generator``, so the random stream,
     and thus the result, does not depend on when other rows finish).
+
+    Prompts of different lengths decode together when they are *left*-padded, with
+    ``attention_mask`` ``[B, T0]`` (1 = real token, 0 = padding), as in transformers: the
+    padding is hidden from every query, each row's positions count its real tokens only,
+    and every new token is real. Each row then gets the tokens it would get alone (up to
+    float rounding, which can flip a near-tie of greedy's argmax). Left, because every row
+    must end with a real token: its last logits predict the next one.
 
     With learned positions the whole result must fit in ``max_len``: unlike nanoGPT, which
     crops the context and silently forgets the start of the text, we raise.
@@ -56,25 +67,50 @@ def generate(
     if max_new_tokens < 0:
         raise ValueError(f"max_new_tokens must be >= 0; got {max_new_tokens}")
     check_sampling_args(temperature, top_k, top_p)
+    if attention_mask is not None:
+        check_left_padded(attention_mask, prompt)
     config = model.config
-    if config.positions == "learned" and prompt.shape[1] + max_new_tokens > config.max_len:
+    longest = prompt.shape[1] if attention_mask is None else int(attention_mask.sum(-1).max())
+    if config.positions == "learned" and longest + max_new_tokens > config.max_len:
         raise ValueError(
-            f"prompt length {prompt.shape[1]} + max_new_tokens {max_new_tokens} exceeds "
+            f"prompt length {longest} + max_new_tokens {max_new_tokens} exceeds "
             f"max_len={config.max_len} of this model's learned positions")
     B = prompt.shape[0]
     tokens = prompt
+    mask = attention_mask
     finished = torch.zeros(B, dtype=torch.bool, device=prompt.device)
     with eval_mode(model):
-        caches = model.new_caches() if use_cache else None
+        caches = None
+        if use_cache:
+            caches = model.new_caches(prompt.shape[1] + max_new_tokens if static_cache else None)
         step_input = prompt  # the first step with a cache is the prefill
         for _ in range(max_new_tokens):
-            logits = model(step_input if use_cache else tokens, caches)[:, -1]  # [B, V]
+            inputs = step_input if use_cache else tokens
+            logits = model(inputs, caches, attention_mask=mask)[:, -1]  # [B, V]
             next_token = sample_next(logits, temperature, top_k, top_p, generator)  # [B, 1]
             if eos_id is not None:
                 next_token = next_token.masked_fill(finished[:, None], eos_id)
                 finished |= next_token[:, 0] == eos_id
             tokens = torch.cat([tokens, next_token], dim=1)
+            if mask is not None:  # the new token is real in every row
+                mask = torch.cat([mask, mask.new_ones(B, 1)], dim=1)  # [B, t + 1]
             step_input = next_token
             if eos_id is not None and finished.all():
                 break
     return tokens
+
+
+def check_left_padded(attention_mask: torch.Tensor, prompt: torch.Tensor) -> None:
+    """Raise unless ``attention_mask`` is a ``[B, T0]`` 0/1 mask of left-padded prompts."""
+    if tuple(attention_mask.shape) != tuple(prompt.shape):
+        raise ValueError(f"attention_mask must have the prompt's shape {list(prompt.shape)}; "
+                         f"got {list(attention_mask.shape)}")
+    real = attention_mask.bool()
+    if not real[:, -1].all():
+        raise ValueError(
+            "attention_mask: every prompt must end with a real token (1): pad on the left, "
+            "so that each row's last logits predict its next token")
+    # left padding: once a row has started (a 1), it never goes back to padding (0)
+    if (real.long().cummax(dim=-1).values != real.long()).any():
+        raise ValueError("attention_mask: padding (0) may only come before the real tokens "
+                         "(left padding); found a 0 after a 1")

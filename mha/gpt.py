@@ -29,7 +29,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .alibi import alibi_bias
-from .cache import KVCache
+from .cache import KVCache, StaticKVCache
 from .masks import causal_mask
 from .mlp import MLP, SwiGLU
 from .multihead import MultiHeadAttention
@@ -53,6 +53,9 @@ class GPTConfig:
     RoPE's base (only used with RoPE); ``norm_eps`` defaults to the style's (1e-5 for
     LayerNorm as in GPT-2, 1e-6 for RMSNorm). ``positions`` overrides the style's
     position scheme. ``max_len`` bounds the sequence length with learned positions.
+    With RoPE, ``rope_layout`` (``"half"``/``"interleaved"``), ``rope_scaling`` (``None``,
+    ``"linear"``, ``"dynamic"``) and ``rope_factor`` are passed to :func:`mha.apply_rope`,
+    with ``max_len`` as the trained length (transformers' ``max_position_embeddings``).
     """
 
     vocab_size: int
@@ -68,6 +71,9 @@ class GPTConfig:
     rope_base: float = 10000.0
     norm_eps: float | None = None
     positions: str | None = None
+    rope_layout: str = "half"
+    rope_scaling: str | None = None
+    rope_factor: float = 1.0
 
     def __post_init__(self):
         if self.style not in STYLES:
@@ -100,17 +106,24 @@ class GPTConfig:
 
 
 class Block(nn.Module):
-    """Pre-norm block: ``x + attn(norm1(x))``, then ``x + mlp(norm2(x))``."""
+    """One layer of :class:`GPT`, pre-norm: ``x + attn(norm1(x))``, then ``x + mlp(norm2(x))``.
+
+    ``attn`` is causal :class:`mha.MultiHeadAttention`; ``norm1``/``norm2`` and ``mlp`` follow
+    the config's style (GPT-2: LayerNorm and a GELU MLP; Llama: RMSNorm and SwiGLU). It
+    computes what transformers' ``GPT2Block`` / ``LlamaDecoderLayer`` compute.
+    """
 
     def __init__(self, config: GPTConfig):
         super().__init__()
         style = STYLES[config.style]
         norm, eps, bias = style["norm"], config.norm_eps, style["bias"]
         rope_base = config.rope_base if config.positions == "rope" else None
+        rope_options = dict(layout=config.rope_layout, scaling=config.rope_scaling,
+                            factor=config.rope_factor, trained_len=config.max_len)
         self.norm1 = norm(config.d_model, eps=eps)
         self.attn = MultiHeadAttention(config.d_model, config.num_heads, config.dropout,
                                        bias=bias, num_kv_heads=config.num_kv_heads,
-                                       rope_base=rope_base)
+                                       rope_base=rope_base, rope_options=rope_options)
         self.norm2 = norm(config.d_model, eps=eps)
         if style["mlp"] == "gelu":
             self.mlp = MLP(config.d_model, config.d_ff, bias=bias)
@@ -118,10 +131,19 @@ class Block(nn.Module):
             self.mlp = SwiGLU(config.d_model, config.d_ff)
         self.dropout = nn.Dropout(config.dropout)
 
-    def forward(self, x, mask, attn_bias=None, cache=None, need_weights=False):
-        """``x`` ``[B, T, D]`` -> ``([B, T, D], weights [B, H, T, S] | None)``."""
+    def forward(self, x, mask=None, attn_bias=None, cache=None, need_weights=False,
+                positions=None):
+        """``x`` ``[B, T, D]`` -> ``([B, T, D], weights [B, H, T, S] | None)``.
+
+        ``mask`` (boolean, ``True`` = may attend, broadcastable to ``[B, H, T, S]``) defaults
+        to the causal mask of the ``T`` new positions after the ``len(cache)`` cached ones.
+        ``positions`` (``[T]`` or ``[B, T]``) are used by RoPE only.
+        """
+        if mask is None:
+            start = len(cache) if cache is not None else 0
+            mask = causal_mask(x.shape[1], start + x.shape[1], device=x.device)  # [T, S]
         a, weights = self.attn(self.norm1(x), mask=mask, attn_bias=attn_bias, cache=cache,
-                               need_weights=need_weights)
+                               need_weights=need_weights, positions=positions)
         x = x + self.dropout(a)
         x = x + self.dropout(self.mlp(self.norm2(x)))
         return x, weights
@@ -167,37 +189,77 @@ class GPT(nn.Module):
                 for m in (b.attn.o_proj, getattr(b.mlp, "proj", None), getattr(b.mlp, "down_proj", None))
                 if m is not None]
 
-    def new_caches(self) -> list[KVCache]:
-        """One empty :class:`mha.KVCache` per block, for incremental decoding."""
-        return [KVCache() for _ in self.blocks]
+    def new_caches(self, max_len: int | None = None) -> list[KVCache]:
+        """One empty cache per block, for incremental decoding: a growing :class:`mha.KVCache`,
+        or, given ``max_len`` (prompt + new tokens), a preallocated :class:`mha.StaticKVCache`."""
+        return [KVCache() if max_len is None else StaticKVCache(max_len) for _ in self.blocks]
 
     def forward(self, tokens: torch.Tensor, caches: list[KVCache] | None = None,
-                need_weights: bool = False):
+                need_weights: bool = False, *, attention_mask: torch.Tensor | None = None,
+                positions: torch.Tensor | None = None):
         """Token ids ``[B, T]`` -> logits ``[B, T, V]`` (and per-block weights if asked).
 
         With ``caches`` from :meth:`new_caches`, ``tokens`` are the *new* tokens only.
+        ``attention_mask`` ``[B, S]`` (1 = real token, 0 = padding; ``S`` counts the cached
+        tokens and the new ones, as in transformers) hides padding from every query; with it
+        ``positions`` default to each row's count of real tokens before the token (a
+        left-padded row starts at 0 at its first real token). ``positions`` ``[T]`` or
+        ``[B, T]`` can also be given; otherwise they are ``start .. start + T - 1``.
         """
         if tokens.dim() != 2:
             raise ValueError(f"tokens must be a 2-D tensor [B, T]; got shape {list(tokens.shape)}")
-        T = tokens.shape[1]
+        B, T = tokens.shape
         start = len(caches[0]) if caches is not None else 0  # tokens already cached
+        if attention_mask is not None and tuple(attention_mask.shape) != (B, start + T):
+            raise ValueError(
+                f"attention_mask must be [B, S] = [{B}, {start + T}] (the {start} cached "
+                f"tokens and the {T} new ones); got shape {list(attention_mask.shape)}")
+        if positions is None:
+            positions = self._positions(start, T, attention_mask, tokens.device)
         x = self.tok_embed(tokens)  # [B, T, D]
         if self.pos_embed is not None:
-            if start + T > self.config.max_len:
+            if positions.max() >= self.config.max_len:
                 raise ValueError(
-                    f"positions {start}..{start + T - 1} exceed max_len={self.config.max_len}: "
+                    f"positions {int(positions.min())}..{int(positions.max())} exceed "
+                    f"max_len={self.config.max_len}: "
                     f"learned positions exist only for 0..{self.config.max_len - 1}")
-            x = x + self.pos_embed(torch.arange(start, start + T, device=tokens.device))
+            x = x + self.pos_embed(positions)  # [T, D] or [B, T, D]
         x = self.dropout(x)
-        # the T new queries are the last T of start + T positions (bottom-right alignment)
-        mask = causal_mask(T, start + T, device=tokens.device)  # [T, S]
-        bias = alibi_bias(self.config.num_heads, T, start + T, tokens.device) if self.alibi else None
+        mask = self._mask(T, start, attention_mask, tokens.device)  # [T, S] or [B, 1, T, S]
+        bias = None
+        if self.alibi:  # in the model's dtype: a float32 bias would promote bf16/fp16 scores
+            bias = alibi_bias(self.config.num_heads, T, start + T, tokens.device).to(x.dtype)
         all_weights = []
         for i, block in enumerate(self.blocks):
-            x, weights = block(x, mask, bias, caches[i] if caches is not None else None, need_weights)
+            x, weights = block(x, mask, bias, caches[i] if caches is not None else None,
+                               need_weights, positions)
             all_weights.append(weights)
         logits = self.lm_head(self.norm(x))  # [B, T, V]
         return (logits, all_weights) if need_weights else logits
+
+    @staticmethod
+    def _positions(start, T, attention_mask, device) -> torch.Tensor:
+        """Positions of the ``T`` new tokens: ``[T]``, or ``[B, T]`` from ``attention_mask``."""
+        if attention_mask is None:
+            return torch.arange(start, start + T, device=device)  # [T], shared by the batch
+        # a token's position = how many real tokens precede it in its row; padding gets 0
+        # (it is never attended to, so any valid position will do)
+        counted = attention_mask.long().cumsum(dim=-1) - 1  # [B, S]
+        return counted.clamp(min=0)[:, start:]  # [B, T]
+
+    @staticmethod
+    def _mask(T, start, attention_mask, device) -> torch.Tensor:
+        """Boolean ``[T, S]`` causal mask, or ``[B, 1, T, S]`` with the padding hidden too."""
+        S = start + T
+        # the T new queries are the last T of S positions (bottom-right alignment)
+        mask = causal_mask(T, S, device=device)  # [T, S]
+        if attention_mask is None:
+            return mask
+        real_keys = attention_mask.bool()[:, None, None, :]  # [B, 1, 1, S]
+        # a padding query would see no key at all (0/0 in softmax); let every query see
+        # itself, which changes nothing for real tokens (they see themselves anyway)
+        itself = torch.arange(S, device=device) == torch.arange(start, S, device=device)[:, None]
+        return mask & (real_keys | itself)  # [B, 1, T, S]
 
     def loss(self, tokens: torch.Tensor) -> torch.Tensor:
         """Mean next-token cross-entropy of ``tokens`` ``[B, T]`` (nats per token).
@@ -269,8 +331,10 @@ def _from_llama(hf_model) -> tuple[GPTConfig, dict]:
     c = hf_model.config
     rope = getattr(c, "rope_parameters", None) or {"rope_type": "default",
                                                    "rope_theta": getattr(c, "rope_theta", 10000.0)}
-    if rope.get("rope_type", "default") != "default":
-        raise ValueError(f"only the default RoPE is supported; got rope_type={rope['rope_type']!r}")
+    rope_type = rope.get("rope_type", "default")
+    if rope_type not in ("default", "linear", "dynamic"):
+        raise ValueError(f"RoPE types default, linear and dynamic are supported; got "
+                         f"rope_type={rope_type!r}")
     if getattr(c, "attention_bias", False) or getattr(c, "mlp_bias", False):
         raise ValueError("Llama with attention_bias or mlp_bias is not supported (ours has no biases)")
     if c.hidden_act != "silu":
@@ -282,7 +346,9 @@ def _from_llama(hf_model) -> tuple[GPTConfig, dict]:
                        c.num_attention_heads, c.num_hidden_layers, c.intermediate_size,
                        num_kv_heads=c.num_key_value_heads, style="llama",
                        tie_weights=c.tie_word_embeddings, rope_base=float(rope["rope_theta"]),
-                       norm_eps=c.rms_norm_eps)
+                       norm_eps=c.rms_norm_eps,
+                       rope_scaling=None if rope_type == "default" else rope_type,
+                       rope_factor=float(rope.get("factor", 1.0)))
     hf = hf_model.state_dict()
     state = {"tok_embed.weight": hf["model.embed_tokens.weight"],
              "norm.weight": hf["model.norm.weight"],

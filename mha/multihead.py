@@ -10,7 +10,7 @@ from ._checks import shape_str
 from .attention import scaled_dot_product_attention
 from .cache import KVCache
 from .heads import merge_heads, repeat_kv, split_heads
-from .rope import apply_rope
+from .rope import apply_rope, check_rope_options
 
 
 class MultiHeadAttention(nn.Module):
@@ -27,6 +27,8 @@ class MultiHeadAttention(nn.Module):
         rope_base: if set, queries and keys are rotated by their positions
             (:func:`mha.apply_rope`, rotary position embeddings) with this base,
             e.g. ``10000.0``. Self-attention only.
+        rope_options: further keyword arguments of :func:`mha.apply_rope`: ``layout``
+            (``"half"`` or ``"interleaved"``), ``scaling``, ``factor``, ``trained_len``.
 
     Shapes: query ``[B, L, D]``, key/value ``[B, S, D]`` (``S`` may differ from ``L``),
     output ``[B, L, D]``, weights ``[B, H, L, S]``.
@@ -40,6 +42,7 @@ class MultiHeadAttention(nn.Module):
         bias: bool = True,
         num_kv_heads: int | None = None,
         rope_base: float | None = None,
+        rope_options: dict | None = None,
     ):
         super().__init__()
         self.head_dim = check_num_heads(d_model, num_heads)
@@ -54,6 +57,9 @@ class MultiHeadAttention(nn.Module):
         self.num_heads = num_heads
         self.dropout = dropout
         self.rope_base = rope_base
+        self.rope_options = dict(rope_options or {})
+        if rope_base is not None:
+            check_rope_options(self.head_dim, **self.rope_options)
         kv_dim = self.num_kv_heads * self.head_dim  # smaller than d_model with GQA/MQA
         self.q_proj = nn.Linear(d_model, d_model, bias=bias)
         self.k_proj = nn.Linear(d_model, kv_dim, bias=bias)
@@ -82,8 +88,10 @@ class MultiHeadAttention(nn.Module):
         and returns the per-head weights ``[B, H, L, S]``.
         ``cache`` (see :class:`mha.KVCache`) holds the keys/values of earlier decoding
         steps; ``S`` then counts the cached positions too.
-        ``positions`` ``[L]`` (RoPE only) are the queries' absolute positions; they default
-        to ``len(cache), ..., len(cache) + L - 1``, i.e. right after the cached tokens.
+        ``positions`` (RoPE only) are the queries' absolute positions, ``[L]`` shared by the
+        batch or ``[B, L]`` per row (a left-padded batch: each row counts from its first real
+        token); they default to ``len(cache), ..., len(cache) + L - 1``, right after the
+        cached tokens.
         """
         key = query if key is None else key
         value = key if value is None else value
@@ -146,7 +154,8 @@ class MultiHeadAttention(nn.Module):
             )
         if positions is None:
             positions = torch.arange(offset, offset + L, device=q.device)
-        return apply_rope(q, positions, self.rope_base), apply_rope(k, positions, self.rope_base)
+        return (apply_rope(q, positions, self.rope_base, **self.rope_options),
+                apply_rope(k, positions, self.rope_base, **self.rope_options))
 
     def _check_inputs(self, query, key, value) -> None:
         for name, x, letters in (("query", query, "[B, L, D]"), ("key", key, "[B, S, D]"),

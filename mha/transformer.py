@@ -6,7 +6,7 @@ import math
 import torch
 import torch.nn as nn
 
-from .cache import KVCache
+from .cache import KVCache, StaticKVCache
 from .masks import causal_mask
 from .multihead import MultiHeadAttention
 from .norms import LayerNorm
@@ -221,6 +221,12 @@ class Transformer(nn.Module):
         return {"encoder": enc, "decoder_self": [w[0] for w in dec],
                 "decoder_cross": [w[1] for w in dec]}
 
-    def new_caches(self) -> list[tuple[KVCache, KVCache]]:
-        """Empty ``(self-attention, cross-attention)`` caches, one pair per decoder layer."""
-        return [(KVCache(), KVCache(static=True)) for _ in self.decoder_layers]
+    def new_caches(self, max_len: int | None = None) -> list[tuple[KVCache, KVCache]]:
+        """Empty ``(self-attention, cross-attention)`` caches, one pair per decoder layer.
+
+        The self-attention caches grow (:class:`mha.KVCache`), or, given ``max_len``, are
+        preallocated for that many target tokens (:class:`mha.StaticKVCache`).
+        """
+        def self_cache():
+            return KVCache() if max_len is None else StaticKVCache(max_len)
+        return [(self_cache(), KVCache(static=True)) for _ in self.decoder_layers]

@@ -1,4 +1,6 @@
 """ALiBi biases against the paper's slopes and its definition, worked by hand."""
+import math
+
 import pytest
 import torch
 
@@ -16,10 +18,30 @@ def test_slopes_for_a_power_of_two_start_at_two_to_minus_eight_over_h():
     torch.testing.assert_close(alibi_slopes(1), torch.tensor([1 / 256]))
 
 
-def test_slopes_for_six_heads_fill_in_between_the_four_head_slopes():
+def test_slopes_for_six_heads_append_two_in_between_slopes_after_the_four_head_ones():
     # 4 heads: 1/4, 1/16, 1/64, 1/256; the 2 extra heads take every other 8-head slope: 1/2, 1/8
     expected = torch.tensor([1 / 4, 1 / 16, 1 / 64, 1 / 256, 1 / 2, 1 / 8])
     torch.testing.assert_close(alibi_slopes(6), expected)
+
+
+def papers_get_slopes(n):
+    """The ALiBi paper's reference code (ofirpress/attention_with_linear_biases, get_slopes),
+    copied as written: the extra heads' slopes are *appended* after the power of two's."""
+    def get_slopes_power_of_2(n):
+        start = (2 ** (-2 ** -(math.log2(n) - 3)))
+        ratio = start
+        return [start * ratio ** i for i in range(n)]
+    if math.log2(n).is_integer():
+        return get_slopes_power_of_2(n)
+    closest_power_of_2 = 2 ** math.floor(math.log2(n))
+    return (get_slopes_power_of_2(closest_power_of_2)
+            + papers_get_slopes(2 * closest_power_of_2)[0::2][:n - closest_power_of_2])
+
+
+@pytest.mark.parametrize("num_heads", range(1, 33))
+def test_slopes_equal_the_papers_reference_code(num_heads):
+    torch.testing.assert_close(alibi_slopes(num_heads),
+                               torch.tensor(papers_get_slopes(num_heads), dtype=torch.float32))
 
 
 def test_slopes_for_twelve_heads_are_distinct_and_between_zero_and_one():

@@ -1,5 +1,6 @@
 """Beam search against greedy decoding and against exhaustive search on a tiny vocabulary."""
 import itertools
+import math
 
 import pytest
 import torch
@@ -114,3 +115,61 @@ def test_unlikely_early_eos_does_not_cut_the_search_short(length_penalty):
     _, beam_scores = beam_search(model, src, beam_size=3, max_len=10, bos_id=BOS, eos_id=EOS,
                                  length_penalty=length_penalty)
     assert (beam_scores >= greedy_scores - 1e-5).all()
+
+
+class TableModel(torch.nn.Module):
+    """A stand-in for the Transformer whose next-token probabilities are a table:
+    ``probs[t][last token]`` after ``t`` generated tokens. It counts ``t`` with its
+    self-attention cache, so beam_search drives it exactly like the real model."""
+
+    def __init__(self, probs):
+        super().__init__()
+        self.log_probs = torch.tensor(probs).log()  # [T, V, V]
+
+    def encode(self, src, src_mask=None):
+        return torch.zeros(src.shape[0], 1, 1)  # no memory is needed
+
+    def new_caches(self):
+        return [(mha.KVCache(), mha.KVCache(static=True))]
+
+    def decode(self, tgt, memory, src_mask=None, caches=None):
+        self_cache = caches[0][0]
+        t = len(self_cache)
+        self_cache.update(*[torch.zeros(tgt.shape[0], 1, 1, 1)] * 2)  # one more token
+        return self.log_probs[t][tgt[:, -1]][:, None]  # [N, 1, V], log-probs as logits
+
+
+def test_an_eos_candidate_ranked_below_the_beam_does_not_finish():
+    """Worked by hand, tokens (bos, eos, a, b), beam_size 2, mean log-probability.
+
+    Step 1 from bos: a .5, b .4, eos .1 -> beam [a (.5), b (.4)].
+    Step 2: from a: eos .6, a .3, b .1; from b: a .45, eos .4, b .15. Ranked candidates:
+    a eos (.30), b a (.18), b eos (.16), a a (.15). "a eos" ranks in the beam and
+    finishes; "b eos" ranks third, below the beam, so it is dropped and "a a" takes the
+    second place: beam [b a, a a] with one finished hypothesis. (Were "b eos" finished,
+    two finished hypotheses and no better alive one would stop the search here with
+    "a eos", mean log .30 / 2 = -0.602.)
+    Step 3, after a: eos .99 -> "b a eos" scores (log .4 + log .45 + log .99) / 3 = -0.575,
+    the best of all (exhaustive search agrees below)."""
+    bos, eos, a, b = range(4)
+    unused = [.25] * 4  # rows for a last token that cannot occur at that step
+    probs = [  # probs[t][last token] = next-token probabilities (bos, eos, a, b)
+        [[0, .1, .5, .4], unused, unused, unused],
+        [unused, unused, [0, .6, .3, .1], [0, .4, .45, .15]],
+        [unused, unused, [0, .99, .005, .005], [0, .99, .005, .005]],
+    ]
+    model = TableModel(probs)
+    tokens, scores = beam_search(model, torch.zeros(1, 1, dtype=torch.long), beam_size=2,
+                                 max_len=4, bos_id=bos, eos_id=eos)
+    expected = (math.log(.4) + math.log(.45) + math.log(.99)) / 3
+    assert tokens[0].tolist() == [bos, b, a, eos]
+    assert scores[0].item() == pytest.approx(expected, abs=1e-6)
+
+    def mean_log_prob(hypothesis):
+        prev, total = bos, 0.0
+        for t, token in enumerate(hypothesis):
+            p = probs[t][prev][token]
+            total, prev = total + (math.log(p) if p else float("-inf")), token
+        return total / len(hypothesis)
+    # exhaustive search: every hypothesis of up to max_len - 1 = 3 tokens
+    assert max(all_hypotheses(4), key=mean_log_prob) == [b, a, eos]

@@ -167,3 +167,92 @@ def test_encode_equals_replaying_every_merge_in_order(tokenizer_text):
             ids = merge(ids, pair, idx)
         expected += ids
     assert tok.encode(tokenizer_text) == expected
+
+
+# --- special tokens ----------------------------------------------------------------------
+
+EOT = "<|endoftext|>"
+DOCUMENTS = EOT.join(["the cat sat on the mat.", "the dog sat on the log.", "a cat and a dog."] * 15)
+
+
+@functools.cache
+def tokenizer_with_eot():
+    return BPETokenizer.train(DOCUMENTS, 256 + 15 + 1, special_tokens=[EOT])
+
+
+def test_a_special_token_takes_the_id_after_the_merges_and_counts_in_vocab_size():
+    tok = tokenizer_with_eot()
+    assert tok.vocab_size == 272 and len(tok.merges) == 15
+    assert tok.special_tokens == {EOT: 271}
+
+
+def test_a_special_token_is_encoded_whole_and_decoded_back():
+    tok = tokenizer_with_eot()
+    ids = tok.encode("the cat" + EOT + "the dog")
+    assert ids == tok.encode("the cat") + [271] + tok.encode("the dog")
+    assert tok.decode(ids) == "the cat" + EOT + "the dog"
+
+
+def test_training_never_merges_the_bytes_of_a_special_token():
+    # "<|endoftext|>" occurs 44 times, more than most words: as plain text its pieces
+    # ("<|", "endoftext", "|>") would be among the first merges
+    plain = BPETokenizer.train(DOCUMENTS, 256 + 15)
+    assert any(b"endoftext" in token or b"<|" in token for token in plain.vocab.values())
+    tok = tokenizer_with_eot()
+    merged = [tok.vocab[i] for i in tok.merges.values()]
+    assert not any(set(token) & set(b"<|>") or b"endo" in token for token in merged)
+
+
+def test_special_tokens_can_be_encoded_as_plain_text():
+    tok = tokenizer_with_eot()
+    assert tok.encode(DOCUMENTS, allowed_special="none") == tok.encode_ordinary(DOCUMENTS)
+    assert 271 not in tok.encode_ordinary(DOCUMENTS)
+    with pytest.raises(ValueError, match="does not have"):
+        tok.encode("x", allowed_special={"<|im_start|>"})
+
+
+def test_the_longer_of_two_overlapping_special_tokens_wins():
+    tok = BPETokenizer(special_tokens=[EOT, EOT + EOT])  # ids 256, 257
+    assert tok.encode("a" + EOT + EOT + EOT + "b") == [97, 257, 256, 98]
+
+
+def test_save_and_load_keep_the_special_tokens(tmp_path):
+    tok = tokenizer_with_eot()
+    tok.save(tmp_path / "tok.json")
+    loaded = BPETokenizer.load(tmp_path / "tok.json")
+    assert loaded.special_tokens == tok.special_tokens
+    assert loaded.encode(DOCUMENTS) == tok.encode(DOCUMENTS)
+
+
+# --- streaming encode --------------------------------------------------------------------
+
+def cut_into_pieces(text, cuts):
+    cuts = sorted({c % (len(text) + 1) for c in cuts})
+    return [text[a:b] for a, b in zip([0] + cuts, cuts + [len(text)])]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(["the", " cat", "  ", "\n", "sat.", EOT, "<|", "endoftext",
+                                 "|>", "注意", "🙂", "12", " 3", "\t"]), max_size=30),
+       st.lists(st.integers(0, 10_000), max_size=12))
+def test_encode_iterable_equals_encode_of_the_joined_text_wherever_it_is_cut(words, cuts):
+    tok = BPETokenizer(tokenizer_with_eot().merges, [EOT, EOT + EOT])
+    text = "".join(words)
+    assert list(tok.encode_iterable(cut_into_pieces(text, cuts))) == tok.encode(text)
+
+
+def test_encode_iterable_reads_its_input_lazily():
+    tok = tokenizer_with_eot()
+    taken = []
+
+    def lines():
+        for i in range(10**9):  # far more text than memory holds
+            taken.append(i)
+            yield "the cat sat on the mat." + EOT
+
+    first = []
+    for i in tok.encode_iterable(lines()):
+        first.append(i)
+        if len(first) == 50:
+            break
+    assert 271 in first and len(taken) < 20

@@ -7,7 +7,7 @@ would pass every model-level test. Only a direct look at the cache sees it.
 import pytest
 import torch
 
-from mha import KVCache, MultiHeadAttention
+from mha import KVCache, MultiHeadAttention, StaticKVCache
 
 
 def _token(value, B=2, H=3, d=4):
@@ -114,3 +114,52 @@ def test_gqa_cache_is_smaller_by_the_group_factor(kv):
             m(torch.randn(3, 1, 64), cache=cache)
     # [B, H_kv, S, head_dim]: 8 / kv times fewer numbers than ordinary multi-head attention
     assert cache.key.shape == cache.value.shape == (3, kv, 5, 8)
+
+
+# ------------------------------------------------------------------ StaticKVCache
+
+
+def test_static_kv_cache_holds_what_torch_cat_would_and_never_moves_its_buffer():
+    cache = StaticKVCache(max_len=70)
+    pieces = []
+    for n in [3, 1, 1, 20, 1, 40, 2]:  # a prompt, single tokens, long chunks: 68 in all
+        k, v = torch.randn(2, 3, n, 4), torch.randn(2, 3, n, 5)  # d_v may differ from d_k
+        pieces.append((k, v))
+        got_k, got_v = cache.update(k, v)
+        if len(pieces) == 1:
+            buffer = cache.key_buffer.data_ptr()  # allocated once, on the first update
+        assert cache.key_buffer.data_ptr() == buffer  # ...and written in place afterwards
+        assert cache.key_buffer.shape == (2, 3, 70, 4)
+        assert torch.equal(got_k, torch.cat([p[0] for p in pieces], dim=-2))
+        assert torch.equal(got_v, torch.cat([p[1] for p in pieces], dim=-2))
+        assert len(cache) == got_k.shape[-2]
+
+
+def test_static_kv_cache_takes_the_device_and_dtype_of_its_keys():
+    cache = StaticKVCache(8)
+    keys = torch.ones(1, 2, 3, 4, dtype=torch.float64)
+    cache.update(keys, keys)
+    assert cache.key_buffer.dtype == keys.dtype and cache.key_buffer.device == keys.device
+
+
+def test_static_kv_cache_refuses_to_write_past_max_len():
+    cache = StaticKVCache(4)
+    cache.update(torch.zeros(1, 1, 3, 2), torch.zeros(1, 1, 3, 2))
+    with pytest.raises(ValueError, match="holds max_len=4 positions; writing 2 more after 3"):
+        cache.update(torch.zeros(1, 1, 2, 2), torch.zeros(1, 1, 2, 2))
+
+
+def test_static_kv_cache_reorders_rows_in_place_like_the_growing_one():
+    growing, static = KVCache(), StaticKVCache(10)
+    for cache in (growing, static):
+        cache.update(torch.arange(3.0).view(3, 1, 1, 1), torch.zeros(3, 1, 1, 1))
+        cache.reorder(torch.tensor([2, 2, 0]))
+    assert static.key.flatten().tolist() == growing.key.flatten().tolist() == [2.0, 2.0, 0.0]
+    with pytest.raises(ValueError, match="keeps its batch size"):
+        static.reorder(torch.tensor([0, 1]))
+
+
+@pytest.mark.parametrize("max_len", [0, 2.5])
+def test_static_kv_cache_needs_a_positive_integer_length(max_len):
+    with pytest.raises(ValueError, match="max_len must be a positive integer"):
+        StaticKVCache(max_len)

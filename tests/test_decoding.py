@@ -36,15 +36,16 @@ def test_cached_and_uncached_decoding_agree_with_the_reference(seed, norm_first,
     src = torch.randint(3, 10, (3, 6), generator=g)
     src_mask = padding_mask(torch.tensor([6, 4, 2]), 6)
     expected = _reference_greedy(model, src, max_len, src_mask)
-    for use_cache in (True, False):
+    for use_cache, static_cache in ((True, False), (True, True), (False, False)):
         got = greedy_decode(model, src, max_len, BOS, None, use_cache=use_cache,
-                            src_mask=src_mask)
-        assert torch.equal(got, expected), f"use_cache={use_cache}"
+                            src_mask=src_mask, static_cache=static_cache)
+        assert torch.equal(got, expected), f"use_cache={use_cache}, static={static_cache}"
 
 
+@pytest.mark.parametrize("static", [False, True], ids=["growing", "static"])
 @pytest.mark.parametrize("kv", [None, 2, 1], ids=["mha", "gqa", "mqa"])
 @pytest.mark.parametrize("norm_first", [False, True])
-def test_cached_steps_give_the_teacher_forcing_logits_at_every_position(kv, norm_first):
+def test_cached_steps_give_the_teacher_forcing_logits_at_every_position(kv, norm_first, static):
     """One token at a time, a step can only see the past; teacher forcing sees the whole
     target at once. Equal logits mean the decoder's self-attention is causal, the cache
     holds the right keys in the right order, and positions continue after the cache."""
@@ -55,7 +56,7 @@ def test_cached_steps_give_the_teacher_forcing_logits_at_every_position(kv, norm
     with torch.no_grad():
         memory = model.encode(src)
         teacher_forced = model.decode(tgt, memory)  # every position at once
-        caches = model.new_caches()
+        caches = model.new_caches(max_len=24 if static else None)
         steps = [model.decode(tgt[:, t:t + 1], memory, caches=caches) for t in range(24)]
     torch.testing.assert_close(torch.cat(steps, dim=1), teacher_forced, **F32)
     assert all(len(self_c) == 24 and len(cross_c) == 5 for self_c, cross_c in caches)
@@ -153,3 +154,13 @@ def test_cache_projects_each_new_token_once():
 def test_error_for_max_len_below_one():
     with pytest.raises(ValueError, match="max_len.*>= 1; got 0"):
         greedy_decode(_model(), torch.randint(3, 10, (1, 4)), 0, BOS, EOS)
+
+
+def test_static_cache_decoding_equals_the_growing_cache_on_a_longer_run():
+    """40 steps (the growing cache reallocates twice on the way) at batch 5, eos ignored."""
+    model = _model(3, norm_first=True)
+    src = torch.randint(3, 10, (5, 7), generator=torch.Generator().manual_seed(3))
+    growing = greedy_decode(model, src, 41, BOS, None)
+    static = greedy_decode(model, src, 41, BOS, None, static_cache=True)
+    assert torch.equal(static, growing)
+    assert torch.equal(static, _reference_greedy(model, src, 41))

@@ -17,10 +17,10 @@ def small_gpt(style="gpt2", seed=0, **kwargs):
 PROMPT = torch.randint(0, 50, (3, 5), generator=torch.Generator().manual_seed(0))
 
 
-def hf_gpt2():
+def hf_gpt2(init=0.02):
     torch.manual_seed(0)
     config = GPT2Config(vocab_size=60, n_positions=48, n_embd=32, n_layer=2, n_head=4,
-                        bos_token_id=0, eos_token_id=1)
+                        bos_token_id=0, eos_token_id=1, initializer_range=init)
     return GPT2LMHeadModel(config).eval()
 
 
@@ -47,11 +47,13 @@ def test_greedy_generation_equals_transformers(make_hf):
 @pytest.mark.parametrize("style", ["gpt2", "llama"])
 @pytest.mark.parametrize("sampling", [dict(temperature=0), dict(temperature=1.0),
                                       dict(temperature=0.8, top_k=5), dict(top_p=0.9)])
-def test_cache_on_and_off_give_identical_tokens(style, sampling):
+def test_no_cache_growing_cache_and_static_cache_give_identical_tokens(style, sampling):
     model = small_gpt(style)
     runs = [generate(model, PROMPT, 25, generator=torch.Generator().manual_seed(7),
-                     use_cache=use_cache, **sampling) for use_cache in (True, False)]
-    assert torch.equal(runs[0], runs[1])
+                     use_cache=use_cache, static_cache=static, **sampling)
+            for use_cache, static in ((False, False), (True, False), (True, True))]
+    assert torch.equal(runs[0], runs[1]), "growing cache"
+    assert torch.equal(runs[0], runs[2]), "static cache"
 
 
 def test_output_extends_the_prompt():
@@ -124,3 +126,53 @@ def test_generation_restores_training_mode():
     model = small_gpt().train()
     generate(model, PROMPT, 2)
     assert model.training
+
+
+def left_padded(rows, pad_id):
+    """Prompts of different lengths -> (tokens [B, T0] padded on the left, mask [B, T0])."""
+    T0 = max(len(r) for r in rows)
+    tokens = torch.tensor([[pad_id] * (T0 - len(r)) + r for r in rows])
+    mask = torch.tensor([[0] * (T0 - len(r)) + [1] * len(r) for r in rows])
+    return tokens, mask
+
+
+ROWS = [torch.randint(2, 60, (n,), generator=torch.Generator().manual_seed(n)).tolist()
+        for n in (7, 3, 5, 1)]
+
+
+# GPT-2's default init (std 0.02) leaves attention nearly uniform and the next token nearly a
+# function of the last one; std 0.2 makes every row's tokens depend on its whole prompt
+@pytest.mark.parametrize("make_hf", [lambda: hf_gpt2(init=0.2), lambda: hf_llama(2)],
+                         ids=["gpt2", "llama-gqa"])
+def test_batched_greedy_generation_with_left_padding_equals_transformers(make_hf):
+    hf = make_hf()
+    prompt, mask = left_padded(ROWS, pad_id=1)
+    theirs = hf.generate(prompt, attention_mask=mask, max_new_tokens=15, min_new_tokens=15,
+                         do_sample=False, eos_token_id=None, pad_token_id=1)
+    model = mha.GPT.from_transformers(hf)
+    ours = generate(model, prompt, 15, temperature=0, attention_mask=mask)
+    assert torch.equal(ours, theirs)
+    T0 = prompt.shape[1]
+    for b, row in enumerate(ROWS):  # each row is what that prompt gives alone
+        alone = generate(model, torch.tensor([row]), 15, temperature=0)
+        assert ours[b, T0 - len(row):].tolist() == alone[0].tolist()
+
+
+@pytest.mark.parametrize("style", ["gpt2", "llama"])
+def test_left_padded_generation_is_the_same_without_cache_and_with_either_cache(style):
+    model = small_gpt(style)
+    prompt, mask = left_padded([[t % 50 for t in r[:5]] for r in ROWS], pad_id=0)  # vocab 50
+    runs = [generate(model, prompt, 12, attention_mask=mask, use_cache=use_cache,
+                     static_cache=static, generator=torch.Generator().manual_seed(1))
+            for use_cache, static in ((False, False), (True, False), (True, True))]
+    assert torch.equal(runs[0], runs[1]) and torch.equal(runs[0], runs[2])
+
+
+@pytest.mark.parametrize("mask, message", [
+    ([[1, 1, 0]], "every prompt must end with a real token"),
+    ([[1, 0, 1]], "padding .0. may only come before the real tokens"),
+    ([[1, 1]], r"attention_mask must have the prompt's shape \[1, 3\]"),
+])
+def test_attention_masks_that_are_not_left_padding_are_rejected(mask, message):
+    with pytest.raises(ValueError, match=message):
+        generate(small_gpt(), PROMPT[:1, :3], 2, attention_mask=torch.tensor(mask))

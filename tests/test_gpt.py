@@ -104,11 +104,12 @@ def test_a_position_never_sees_later_tokens(positions):
     torch.testing.assert_close(model(changed)[:, :10], model(TOKENS)[:, :10])
 
 
+@pytest.mark.parametrize("static", [False, True], ids=["growing", "static"])
 @pytest.mark.parametrize("style, positions", [("gpt2", None), ("llama", None),
                                               ("gpt2", "alibi"), ("llama", "none")])
-def test_prefill_then_one_token_at_a_time_equals_the_full_pass(style, positions):
+def test_prefill_then_one_token_at_a_time_equals_the_full_pass(style, positions, static):
     model = small(style, positions=positions, num_kv_heads=2)
-    caches = model.new_caches()
+    caches = model.new_caches(max_len=17 if static else None)
     steps = [model(TOKENS[:, :9], caches)]  # prefill
     steps += [model(TOKENS[:, t:t + 1], caches) for t in range(9, 17)]  # decode
     torch.testing.assert_close(torch.cat(steps, dim=1), model(TOKENS), **F32)
@@ -175,3 +176,95 @@ def test_presets_choose_the_style_and_mlp_width():
     assert GPTConfig.gpt2(60, 32, 48, 4, 2).d_ff == 192
     llama = GPTConfig.llama(60, 32, 48, 4, 2)
     assert llama.style == "llama" and llama.d_ff == 128  # 8/3 * 48 = 128
+
+
+def _hf_causal_mask(T):
+    """transformers' additive form of the causal mask: 0 where allowed, -inf elsewhere."""
+    return torch.zeros(T, T).masked_fill(~mha.causal_mask(T), float("-inf"))[None, None]
+
+
+def test_one_gpt2_block_alone_equals_transformers_gpt2_block():
+    hf = hf_gpt2()
+    with torch.no_grad():
+        for name, p in hf.named_parameters():
+            if ".ln_" in name:
+                p.uniform_(0.5, 1.5)
+    block = GPT.from_transformers(hf).blocks[1]
+    assert isinstance(block, mha.Block)
+    x = torch.randn(2, 9, 48, generator=torch.Generator().manual_seed(3))
+    out, _ = block(x)  # mask defaults to causal
+    expected = hf.transformer.h[1](x, attention_mask=_hf_causal_mask(9))
+    expected = expected[0] if isinstance(expected, tuple) else expected
+    torch.testing.assert_close(out, expected, **F32)
+
+
+@pytest.mark.parametrize("num_kv_heads", [4, 2])
+def test_one_llama_block_alone_equals_transformers_decoder_layer(num_kv_heads):
+    hf = hf_llama(num_kv_heads, tie=False)
+    block = GPT.from_transformers(hf).blocks[2]
+    x = torch.randn(2, 9, 48, generator=torch.Generator().manual_seed(3))
+    # [B, T], one row per sequence; RoPE sees only differences of positions, so the second
+    # row jumps by 5 in the middle (a constant shift would change nothing)
+    positions = torch.stack([torch.arange(9), torch.arange(9) + 5 * (torch.arange(9) >= 4)])
+    cos_sin = hf.model.rotary_emb(x, positions)  # Llama computes RoPE's tables once per model
+    expected = hf.model.layers[2](x, attention_mask=_hf_causal_mask(9), position_ids=positions,
+                                  position_embeddings=cos_sin)
+    expected = expected[0] if isinstance(expected, tuple) else expected
+    out, _ = block(x, positions=positions)
+    torch.testing.assert_close(out, expected, **F32)
+    torch.testing.assert_close(block(x[:1])[0], out[:1])  # default positions: 0 .. T-1
+
+
+@pytest.mark.parametrize("style", ["gpt2", "llama"])
+def test_per_row_position_ids_equal_transformers_position_ids(style):
+    hf = hf_gpt2() if style == "gpt2" else hf_llama(2, tie=False)
+    ours = GPT.from_transformers(hf)
+    # a shifted row (learned positions see it) and a row with a jump (RoPE, which sees only
+    # differences of positions, sees that)
+    jump = torch.arange(17) + 5 * (torch.arange(17) >= 8)
+    positions = torch.stack([torch.arange(17), torch.arange(3, 20), jump])
+    expected = hf(TOKENS, position_ids=positions).logits
+    torch.testing.assert_close(ours(TOKENS, positions=positions), expected, **F32)
+    # the 1-D form [T] is still the same positions for every row
+    torch.testing.assert_close(ours(TOKENS, positions=torch.arange(3, 20)),
+                               hf(TOKENS, position_ids=positions[1:2].expand(3, 17)).logits, **F32)
+
+
+@pytest.mark.parametrize("style", ["gpt2", "llama"])
+def test_left_padding_with_an_attention_mask_equals_transformers(style):
+    hf = hf_gpt2() if style == "gpt2" else hf_llama(2, tie=False)
+    ours = GPT.from_transformers(hf)
+    lengths = [17, 12, 5]
+    mask = torch.stack([torch.arange(17) >= 17 - n for n in lengths]).long()  # [B, S], left pads
+    tokens = TOKENS.masked_fill(mask == 0, 1)  # the pad id is irrelevant: it is never seen
+    positions = (mask.cumsum(-1) - 1).clamp(min=0)  # what transformers' generate would pass
+    expected = hf(tokens, attention_mask=mask, position_ids=positions).logits
+    logits = ours(tokens, attention_mask=mask)
+    real = mask.bool()  # padded positions' logits mean nothing in either model
+    torch.testing.assert_close(logits[real], expected[real], **F32)
+    for b, n in enumerate(lengths):  # and each row equals its own unpadded run
+        torch.testing.assert_close(logits[b, 17 - n:], ours(TOKENS[b:b + 1, 17 - n:])[0], **F32)
+
+
+def test_attention_mask_must_cover_the_cached_and_new_tokens():
+    model = small()
+    caches = model.new_caches()
+    model(TOKENS[:, :4], caches)
+    with pytest.raises(ValueError, match=r"attention_mask must be \[B, S\] = \[3, 6\]"):
+        model(TOKENS[:, 4:6], caches, attention_mask=torch.ones(3, 2))
+
+
+@pytest.mark.parametrize("need_weights", [False, True], ids=["fused", "explicit"])
+@pytest.mark.parametrize("positions", ["learned", "rope", "alibi", "none"])
+def test_a_left_padded_row_equals_the_row_alone_and_padding_gets_no_weight(positions,
+                                                                          need_weights):
+    model = small(positions=positions)
+    mask = torch.stack([torch.arange(12) >= pad for pad in (0, 4, 9)]).long()  # [B, S]
+    out = model(TOKENS[:, :12], attention_mask=mask, need_weights=need_weights)
+    logits, weights = out if need_weights else (out, None)
+    for b, pad in enumerate((0, 4, 9)):
+        alone = model(TOKENS[b:b + 1, pad:12])
+        torch.testing.assert_close(logits[b, pad:], alone[0], **F32)
+    if need_weights:
+        for w in weights:  # [B, H, T, S]: no real query attends to a padding key
+            assert (w[1, :, 4:, :4] == 0).all() and (w[2, :, 9:, :9] == 0).all()

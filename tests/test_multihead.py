@@ -52,6 +52,20 @@ def test_cross_attention_with_different_lengths_matches_torch(need_weights, conf
     _check_against_torch(config, seed, need_weights, cross=True)
 
 
+@pytest.mark.parametrize("need_weights", [False, True], ids=["fused", "explicit"])
+def test_eval_mode_switches_attention_dropout_off(need_weights):
+    """In eval mode dropout=0.5 must change nothing: equal to nn.MultiheadAttention (same
+    weights, same dropout, eval mode) and the same output on every call."""
+    torch.manual_seed(0)
+    ours = MultiHeadAttention(8, 2, dropout=0.5).double().eval()
+    x = torch.randn(2, 5, 8, dtype=torch.float64)
+    first, _ = ours(x, need_weights=need_weights)
+    torch.testing.assert_close(first, torch_twin(ours)(x, x, x)[0])
+    torch.testing.assert_close(ours(x, need_weights=need_weights)[0], first)
+    ours.train()  # and the same module does drop weights while training
+    assert not torch.allclose(ours(x, need_weights=need_weights)[0], first)
+
+
 def test_value_may_differ_from_key():
     ours = _module(8, 2)
     q, k, v = (torch.randn(2, n, 8, dtype=torch.float64) for n in (3, 5, 5))

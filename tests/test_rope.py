@@ -127,3 +127,137 @@ def test_a_decoding_step_must_rotate_the_new_query_at_the_cache_offset():
     torch.testing.assert_close(step, full_scores[5:])
     forgot_offset = apply_rope(q[5:], torch.tensor([0])) @ cached_keys.T
     assert not torch.allclose(forgot_offset, full_scores[5:])
+
+
+# --- the interleaved layout: Meta's Llama reference code and GPT-J ------------------------
+
+def rope_meta_llama_reference(x: torch.Tensor, positions: torch.Tensor, base: float) -> torch.Tensor:
+    """Meta's Llama reference (``precompute_freqs_cis`` + ``apply_rotary_emb``), written
+    literally: neighbours (2i, 2i+1) are the complex number x[2i] + 1j * x[2i+1], multiplied
+    by exp(1j * p * base^(-2i/d)). float64 throughout."""
+    d = x.shape[-1]
+    freqs = 1.0 / base ** (torch.arange(0, d, 2, dtype=torch.float64) / d)  # [d/2]
+    angles = torch.outer(positions.double(), freqs)  # [L, d/2]
+    freqs_cis = torch.polar(torch.ones_like(angles), angles)  # e^(i * angle)
+    x_complex = torch.view_as_complex(x.double().reshape(*x.shape[:-1], -1, 2))
+    return torch.view_as_real(x_complex * freqs_cis).flatten(-2)
+
+
+@given(L=st.integers(1, 12), half=st.integers(1, 8), start=st.integers(0, 500),
+       base=st.sampled_from([100.0, 10000.0, 500000.0]), seed=st.integers(0, 2**16))
+def test_interleaved_rope_equals_meta_llamas_complex_number_code(L, half, start, base, seed):
+    torch.manual_seed(seed)
+    x = torch.randn(2, 3, L, 2 * half, dtype=torch.float64)
+    positions = torch.arange(start, start + L)
+    torch.testing.assert_close(apply_rope(x, positions, base, layout="interleaved"),
+                               rope_meta_llama_reference(x, positions, base))
+
+
+def test_interleaved_rope_turns_neighbouring_columns_by_hand():
+    # d = 4: pairs (0, 1) and (2, 3); theta_0 = 1, theta_1 = 10000^(-1/2) = 0.01
+    x = torch.tensor([[1.0, 0.0, 1.0, 0.0]], dtype=torch.float64)
+    expected = torch.tensor([[math.cos(2), math.sin(2), math.cos(0.02), math.sin(0.02)]],
+                            dtype=torch.float64)
+    torch.testing.assert_close(apply_rope(x, torch.tensor([2]), layout="interleaved"), expected)
+
+
+def test_a_gpt_with_interleaved_rope_equals_one_with_rotate_half_after_permuting_q_k_rows():
+    from mha import GPT, GPTConfig
+    torch.manual_seed(0)
+    config = GPTConfig.llama(50, 32, 32, num_heads=2, num_layers=2)
+    half = GPT(config).eval()
+    inter = GPT(GPTConfig.llama(50, 32, 32, num_heads=2, num_layers=2, rope_layout="interleaved"))
+    # head column 2i (interleaved) holds what column i (half) holds, 2i+1 what i + d/2 holds
+    d = config.d_model // config.num_heads
+    to_half = torch.stack([torch.arange(d // 2), torch.arange(d // 2) + d // 2], dim=1).flatten()
+    rows = torch.cat([h * d + to_half for h in range(config.num_heads)])
+    state = half.state_dict()
+    for name in state:
+        if name.endswith(("q_proj.weight", "k_proj.weight")):
+            state[name] = state[name][rows]
+    inter.load_state_dict(state)
+    tokens = torch.randint(0, 50, (2, 20))
+    torch.testing.assert_close(inter.eval()(tokens), half(tokens), atol=1e-5, rtol=1e-5)
+
+
+# --- per-row positions, devices, bad options ---------------------------------------------
+
+def test_per_row_positions_rotate_each_sequence_by_its_own_positions():
+    x = torch.randn(3, 2, 5, 8, dtype=torch.float64)  # [B, H, L, d]
+    positions = torch.tensor([[0, 1, 2, 3, 4], [0, 0, 0, 1, 2], [10, 11, 12, 13, 14]])
+    expected = torch.stack([apply_rope(x[b], positions[b]) for b in range(3)])
+    torch.testing.assert_close(apply_rope(x, positions), expected)
+
+
+def test_rope_tables_are_built_on_the_inputs_device():
+    # on the meta device nothing is computed: a table made on the CPU would fail to mix in
+    x = torch.empty(2, 3, 4, 8, device="meta")
+    assert apply_rope(x, torch.arange(4), layout="interleaved").device.type == "meta"
+
+
+@pytest.mark.parametrize("options, words", [
+    (dict(layout="pairs"), "layout"), (dict(scaling="ntk"), "scaling"),
+    (dict(scaling="linear", factor=0.5), "factor"), (dict(scaling="dynamic"), "trained_len")])
+def test_rope_rejects_unknown_layouts_and_scalings(options, words):
+    with pytest.raises(ValueError, match=words):
+        apply_rope(torch.randn(4, 8), torch.arange(4), **options)
+
+
+# --- longer contexts: position interpolation and dynamic NTK, against transformers --------
+
+def hf_rope(head_dim, base, rope_type, factor, max_positions, positions, q, k):
+    from transformers import LlamaConfig
+    params = {"rope_type": rope_type, "rope_theta": base}
+    if rope_type != "default":
+        params["factor"] = factor
+    config = LlamaConfig(hidden_size=4 * head_dim, num_attention_heads=4,
+                         max_position_embeddings=max_positions, rope_parameters=params)
+    cos, sin = LlamaRotaryEmbedding(config)(q, positions[None, :])
+    return apply_rotary_pos_emb(q, k, cos, sin)
+
+
+@pytest.mark.parametrize("rope_type, scaling", [("linear", "linear"), ("dynamic", "dynamic")])
+@pytest.mark.parametrize("factor", [1.0, 2.0, 4.0])
+@pytest.mark.parametrize("length", [16, 64, 100])  # below, at 4x and beyond the trained 16
+def test_rope_scaling_equals_transformers_rope_parameters(rope_type, scaling, factor, length):
+    head_dim, base, trained = 16, 10000.0, 16
+    q, k = torch.randn(1, 4, length, head_dim), torch.randn(1, 2, length, head_dim)
+    positions = torch.arange(length)
+    q_hf, k_hf = hf_rope(head_dim, base, rope_type, factor, trained, positions, q, k)
+    options = dict(scaling=scaling, factor=factor, trained_len=trained)
+    torch.testing.assert_close(apply_rope(q, positions, base, **options), q_hf)
+    torch.testing.assert_close(apply_rope(k, positions, base, **options), k_hf)
+
+
+def test_dynamic_scaling_leaves_the_trained_range_alone_and_linear_does_not():
+    x = torch.randn(2, 10, 16, dtype=torch.float64)
+    positions = torch.arange(10)
+    plain = apply_rope(x, positions)
+    torch.testing.assert_close(apply_rope(x, positions, scaling="dynamic", factor=2.0,
+                                          trained_len=16), plain)
+    assert not torch.allclose(apply_rope(x, positions, scaling="linear", factor=2.0), plain)
+
+
+def test_linear_scaling_puts_position_2p_where_p_was():
+    x = torch.randn(3, 16, dtype=torch.float64)
+    torch.testing.assert_close(apply_rope(x, torch.tensor([0, 10, 40]), scaling="linear", factor=2.0),
+                               apply_rope(x, torch.tensor([0, 5, 20])))
+
+
+@pytest.mark.parametrize("rope_type", ["linear", "dynamic"])
+def test_gpt_from_a_llama_with_scaled_rope_gives_its_logits_beyond_the_trained_length(rope_type):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from mha import GPT
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=16,
+                         initializer_range=0.3,  # large weights: the angles move the logits a lot
+                         rope_parameters={"rope_type": rope_type, "rope_theta": 10000.0,
+                                          "factor": 2.0})
+    hf = LlamaForCausalLM(config).eval()
+    ours = GPT.from_transformers(hf).eval()
+    assert (ours.config.rope_scaling, ours.config.rope_factor) == (rope_type, 2.0)
+    tokens = torch.randint(0, 64, (2, 48))  # 3x the trained length
+    with torch.no_grad():
+        torch.testing.assert_close(ours(tokens), hf(tokens).logits, atol=1e-4, rtol=1e-4)

@@ -1,4 +1,6 @@
 """Encoder/decoder layers against PyTorch's, and invariants of the whole Transformer."""
+import math
+
 import pytest
 import torch
 import torch.nn as nn
@@ -7,8 +9,25 @@ from hypothesis import strategies as st
 
 from helpers import copy_feed_forward, copy_norm, randomize_norms
 from mha import (DecoderLayer, EncoderLayer, FeedForward, Transformer, causal_mask,
-                 padding_mask)
+                 padding_mask, sinusoidal_positions)
 from mha.course.references import torch_twin
+
+
+def _torch_layer(ours):
+    """PyTorch's nn.TransformerEncoderLayer or nn.TransformerDecoderLayer with the weights
+    of our EncoderLayer or DecoderLayer ``ours``."""
+    decoder = isinstance(ours, DecoderLayer)
+    torch_class = nn.TransformerDecoderLayer if decoder else nn.TransformerEncoderLayer
+    D, H = ours.self_attn.d_model, ours.self_attn.num_heads
+    theirs = torch_class(D, H, ours.ff.expand.out_features, dropout=0.0, batch_first=True,
+                         norm_first=ours.norm_first, dtype=ours.ff.expand.weight.dtype)
+    theirs.self_attn.load_state_dict(torch_twin(ours.self_attn).state_dict())
+    if decoder:
+        theirs.multihead_attn.load_state_dict(torch_twin(ours.cross_attn).state_dict())
+    copy_feed_forward(ours.ff, theirs)
+    for i in (1, 2, 3) if decoder else (1, 2):
+        copy_norm(getattr(ours, f"norm{i}"), getattr(theirs, f"norm{i}"))
+    return theirs.eval()
 
 
 def _ours_and_torchs(layer_class, D, H, d_ff, norm_first: bool, seed: int):
@@ -17,17 +36,7 @@ def _ours_and_torchs(layer_class, D, H, d_ff, norm_first: bool, seed: int):
     torch.manual_seed(seed)
     ours = layer_class(D, H, d_ff, norm_first=norm_first).double().eval()
     randomize_norms(ours)
-    decoder = layer_class is DecoderLayer
-    torch_class = nn.TransformerDecoderLayer if decoder else nn.TransformerEncoderLayer
-    theirs = torch_class(D, H, d_ff, dropout=0.0, batch_first=True, norm_first=norm_first,
-                         dtype=torch.float64)
-    theirs.self_attn.load_state_dict(torch_twin(ours.self_attn).state_dict())
-    if decoder:
-        theirs.multihead_attn.load_state_dict(torch_twin(ours.cross_attn).state_dict())
-    copy_feed_forward(ours.ff, theirs)
-    for i in (1, 2, 3) if decoder else (1, 2):
-        copy_norm(getattr(ours, f"norm{i}"), getattr(theirs, f"norm{i}"))
-    return ours, theirs.eval()
+    return ours, _torch_layer(ours)
 
 
 @pytest.mark.parametrize("need_weights", [False, True], ids=["fused", "explicit"])
@@ -145,6 +154,30 @@ def test_explicit_path_gives_the_logits_of_the_fused_path(norm_first):
         explicit, _ = model.decode(tgt, memory, src_mask, need_weights=True)
         fused = model(src, tgt, src_mask)
     torch.testing.assert_close(explicit, fused, atol=1e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_whole_model_equals_torch_layers_fed_the_papers_embeddings(norm_first):
+    """Section 3.4 of the paper: the embeddings are multiplied by sqrt(d_model) and the
+    sinusoidal positions are added. The reference computes that input by hand and runs
+    PyTorch's own encoder and decoder layers (weights copied from ours) on it."""
+    torch.manual_seed(0)
+    D = 16
+    model = Transformer(13, 11, d_model=D, num_heads=4, num_layers=2, d_ff=32,
+                        norm_first=norm_first).double().eval()
+    randomize_norms(model)
+    src, tgt = torch.randint(0, 13, (2, 6)), torch.randint(0, 11, (2, 5))
+    pe = sinusoidal_positions(6, D).double()
+    memory = model.src_embed.weight[src] * math.sqrt(D) + pe[:6]  # [B, S, D]
+    x = model.tgt_embed.weight[tgt] * math.sqrt(D) + pe[:5]  # [B, T, D]
+    with torch.no_grad():
+        for layer in model.encoder_layers:
+            memory = _torch_layer(layer)(memory)
+        memory = model.encoder_norm(memory)  # Pre-LN's final norm (identity for Post-LN)
+        for layer in model.decoder_layers:
+            x = _torch_layer(layer)(x, memory, tgt_mask=~causal_mask(5))
+        expected = model.generator(model.decoder_norm(x))
+        torch.testing.assert_close(model(src, tgt), expected)
 
 
 def test_encoder_and_decoder_depths_can_differ():

@@ -15,12 +15,14 @@ with), so losses measured there differ slightly: :func:`fingerprint` tells the v
 
 Also here, shared by the language-model chapters: the trained tokenizer
 (:func:`corpus_tokenizer`), random training windows (:func:`random_windows`), the training
-loop (:func:`train_lm`) and the held-out loss (:func:`held_out_loss`).
+loop (:func:`train_lm`, with AdamW's two groups of :func:`param_groups`) and the held-out
+loss (:func:`held_out_loss`).
 """
 from __future__ import annotations
 
 import functools
 import hashlib
+import inspect
 import json
 import os
 import sys
@@ -29,10 +31,12 @@ import time
 from pathlib import Path
 
 import torch
+from torch import nn
 
 from ..bpe import BPETokenizer
 from ..generation import eval_mode
 from ..gpt import GPT, GPTConfig
+from .device import MixedPrecision, maybe_compile, pick_device
 
 MODULES = (
     "argparse", "bisect", "calendar", "colorsys", "configparser", "contextlib", "copy",
@@ -104,21 +108,59 @@ def held_out_loss(model, ids: torch.Tensor, length: int, max_windows: int = 64) 
     count = min(max_windows, len(ids) // length)
     step = len(ids) // count
     windows = torch.stack([ids[i * step:i * step + length] for i in range(count)])
+    windows = windows.to(next(model.parameters()).device)  # the model may be on a GPU
     with eval_mode(model):
         return model.loss(windows).item()
 
 
+def param_groups(model: nn.Module, weight_decay: float = 0.1) -> list[dict]:
+    """AdamW's two parameter groups: weight decay on the weights of ``nn.Linear`` layers,
+    none on anything else.
+
+    Decayed: the matrices that multiply the activations (the q/k/v/output projections,
+    the MLP's matrices and the output layer ``lm_head``). Not decayed: biases, norm gains
+    (RMSNorm/LayerNorm weights) and embedding tables, the rule of minGPT
+    (karpathy/minGPT ``configure_optimizers``). nanoGPT instead decays every tensor of 2+
+    dimensions, embeddings included; we keep the tables out because AdamW's decay shrinks a
+    parameter every step *even when its gradient is zero*: the rows of a learned position
+    table beyond the training length (chapter 13) never get a gradient, and decay alone
+    would drag them towards zero. With ``tie_weights`` the token embedding *is* the output
+    layer's weight, one matrix, so it is decayed (it is listed once, under its first name).
+    """
+    linear_weights = {id(m.weight) for m in model.modules() if isinstance(m, nn.Linear)}
+    decay, no_decay = [], []
+    for p in model.parameters():  # each tensor once, a tied matrix included
+        (decay if id(p) in linear_weights else no_decay).append(p)
+    return [{"params": decay, "weight_decay": weight_decay},
+            {"params": no_decay, "weight_decay": 0.0}]
+
+
 def train_lm(model, train_ids: torch.Tensor, *, steps: int, batch_size: int, length: int,
-             lr: float = 3e-3, seed: int = 0, progress: bool = True) -> dict:
-    """AdamW on random windows, learning rate warm-up then cosine decay to lr/10.
+             lr: float = 3e-3, seed: int = 0, progress: bool = True, device=None,
+             precision: str = "fp32", compile: bool = False) -> dict:
+    """AdamW (weight decay 0.1 on the groups of :func:`param_groups`) on random windows,
+    learning rate warm-up then cosine decay to lr/10.
 
     Returns ``{"step": [...], "loss": [...], "seconds": total}`` with the training loss of
     every step. ``progress`` shows a tqdm bar (text, on stdout).
+
+    ``device`` (default :func:`mha.course.device.pick_device`: ``$MHA_DEVICE``, else cuda,
+    mps, cpu) is where the model trains; it is moved back to where it was afterwards, so
+    the code after the call runs unchanged. The batches are drawn on the CPU with the same
+    ``seed`` on every device. ``precision``: ``"fp32"`` (the book's), ``"bf16"`` (autocast,
+    CPU and CUDA) or ``"fp16"`` (autocast and gradient scaling, CUDA), see
+    :class:`mha.course.device.MixedPrecision`. ``compile=True`` runs the loss through
+    ``torch.compile`` (slow first steps, faster later ones).
     """
     from tqdm import tqdm
 
     generator = torch.Generator().manual_seed(seed)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.1, betas=(0.9, 0.95))
+    device = pick_device(device)
+    amp = MixedPrecision(device, precision)  # checks precision before any work is done
+    home = next(model.parameters()).device  # where the model goes back to at the end
+    model.to(device)
+    loss_of = maybe_compile(model.loss, compile)
+    optimizer = torch.optim.AdamW(param_groups(model, 0.1), lr=lr, betas=(0.9, 0.95))
     warmup = max(1, steps // 20)
 
     def schedule(step):  # multiplier of lr
@@ -133,16 +175,17 @@ def train_lm(model, train_ids: torch.Tensor, *, steps: int, batch_size: int, len
     start = time.perf_counter()
     bar = tqdm(range(steps), disable=not progress, mininterval=1.0, file=sys.stdout)
     for step in bar:
-        loss = model.loss(random_windows(train_ids, batch_size, length + 1, generator))
+        batch = random_windows(train_ids, batch_size, length + 1, generator).to(device)
+        with amp.autocast():  # float32 unless precision says otherwise
+            loss = loss_of(batch)
         optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
+        amp.backward(loss)
+        amp.step(optimizer, model.parameters(), max_norm=1.0)  # clip, then step
         scheduler.step()
         history["step"].append(step)
         history["loss"].append(loss.item())
         bar.set_postfix(loss=f"{loss.item():.3f}", refresh=False)
-    model.eval()
+    model.eval().to(home)
     history["seconds"] = time.perf_counter() - start
     return history
 
@@ -162,8 +205,11 @@ def recipe_model(style: str = "gpt2", **overrides) -> GPT:
 
 
 def cache_path() -> Path:
-    """Where :func:`trained_lm` keeps the trained weights: one file per recipe and corpus."""
-    key = fingerprint(json.dumps(RECIPE, sort_keys=True) + load_corpus()[0])
+    """Where :func:`trained_lm` keeps the trained weights: one file per recipe, training
+    code (:func:`train_lm` and :func:`param_groups`) and corpus, so a change to any of them
+    trains afresh instead of loading stale weights."""
+    code = inspect.getsource(train_lm) + inspect.getsource(param_groups)
+    key = fingerprint(json.dumps(RECIPE, sort_keys=True) + code + load_corpus()[0])
     root = Path(os.environ.get("MHA_COURSE_CACHE", Path.home() / ".cache" / "mha-course"))
     return root / f"lm-{key}.pt"
 
