@@ -1,0 +1,72 @@
+"""The course's training loop (mha.course.corpus.train_lm): which parameters AdamW decays.
+
+The rule (minGPT's): weight decay on the weights of the linear layers, none on biases,
+norm gains or embedding tables. The expected groups below are written out by hand for a
+one-block model, so the test does not re-run the rule it checks.
+"""
+import torch
+
+from mha import GPT, GPTConfig
+from mha.course.corpus import param_groups, train_lm
+
+
+def one_block(style, tie_weights=True):
+    torch.manual_seed(0)
+    return GPT(GPTConfig(16, 12, 8, 2, 1, 16, style=style, tie_weights=tie_weights))
+
+
+def group_names(model, groups):
+    names = {id(p): name for name, p in model.named_parameters()}  # a tied matrix: first name
+    return [{names[id(p)] for p in g["params"]} for g in groups]
+
+
+def test_gpt2_style_decays_the_matrices_only():
+    model = one_block("gpt2")  # tied: tok_embed.weight is also lm_head's weight
+    groups = param_groups(model, 0.1)
+    assert [g["weight_decay"] for g in groups] == [0.1, 0.0]
+    decay, no_decay = group_names(model, groups)
+    assert decay == {
+        "tok_embed.weight",  # = lm_head.weight, the output layer
+        "blocks.0.attn.q_proj.weight", "blocks.0.attn.k_proj.weight",
+        "blocks.0.attn.v_proj.weight", "blocks.0.attn.o_proj.weight",
+        "blocks.0.mlp.fc.weight", "blocks.0.mlp.proj.weight",
+    }
+    assert no_decay == {
+        "pos_embed.weight",  # a lookup table: rows past the training length get no gradient
+        "blocks.0.norm1.weight", "blocks.0.norm1.bias", "blocks.0.norm2.weight", "blocks.0.norm2.bias",
+        "norm.weight", "norm.bias",
+        "blocks.0.attn.q_proj.bias", "blocks.0.attn.k_proj.bias",
+        "blocks.0.attn.v_proj.bias", "blocks.0.attn.o_proj.bias",
+        "blocks.0.mlp.fc.bias", "blocks.0.mlp.proj.bias",
+    }
+
+
+def test_untied_llama_style_keeps_the_token_table_out_of_decay():
+    model = one_block("llama", tie_weights=False)
+    decay, no_decay = group_names(model, param_groups(model, 0.1))
+    assert decay == {
+        "lm_head.weight",
+        "blocks.0.attn.q_proj.weight", "blocks.0.attn.k_proj.weight",
+        "blocks.0.attn.v_proj.weight", "blocks.0.attn.o_proj.weight",
+        "blocks.0.mlp.gate_proj.weight", "blocks.0.mlp.up_proj.weight", "blocks.0.mlp.down_proj.weight",
+    }
+    assert no_decay == {"tok_embed.weight", "blocks.0.norm1.weight", "blocks.0.norm2.weight", "norm.weight"}
+
+
+def test_every_parameter_is_in_exactly_one_group():
+    for model in (one_block("gpt2"), one_block("llama", tie_weights=False)):
+        listed = [id(p) for g in param_groups(model) for p in g["params"]]
+        assert sorted(listed) == sorted(id(p) for p in model.parameters())
+
+
+def test_position_rows_no_window_reaches_are_left_as_initialised():
+    """Training windows of 6 tokens use positions 0-5 of a 12-row table: rows 6-11 get a
+    zero gradient every step, so with no decay on the table AdamW leaves them untouched
+    (decay alone would shrink them by lr * 0.1 of themselves per step)."""
+    model = one_block("gpt2")
+    before = model.pos_embed.weight.detach().clone()
+    ids = torch.randint(0, 16, (200,), generator=torch.Generator().manual_seed(1))
+    train_lm(model, ids, steps=5, batch_size=4, length=6, lr=1e-2, progress=False)
+    after = model.pos_embed.weight.detach()
+    assert torch.equal(after[6:], before[6:])
+    assert not torch.equal(after[:6], before[:6])  # the rows in use did train
