@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 export CUDA_VISIBLE_DEVICES :=
 export PYTHONHASHSEED := 0
 
-.PHONY: book test unit integration notebooks book-strict browser links browser-deps grade grading-deps exercises solutions bench clean
+.PHONY: book test unit integration notebooks book-strict browser links browser-deps grade export grading-deps exercises solutions bench clean
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -41,11 +41,13 @@ unit: $(STAMP)
 integration: $(STAMP) grading-deps
 	$(BIN)/python -m pytest tests -n 2 -m "slow and not browser"
 
-# --dist loadscope keeps each notebook's cells on one worker, in order.
+# --dist loadscope keeps each notebook's cells on one worker, in order. The Chinese chapters
+# executed in Chinese (code translations: zh/README.md) are checked too; the others share the
+# English chapters' code and outputs.
 notebooks: $(STAMP)
 	$(BIN)/python -m pytest --nbval --nbval-current-env \
 	  --nbval-sanitize-with tests/nbval_sanitize.cfg \
-	  -n 2 --dist loadscope chapters exercises zh/exercises
+	  -n 2 --dist loadscope chapters exercises zh/exercises $$($(BIN)/python zh/zh_edition.py --executed)
 
 # From scratch (Sphinx does not refresh every file of an existing build, e.g. changed CSS).
 book-strict: $(STAMP)
@@ -77,7 +79,7 @@ browser-deps:
 ## screenshots go to _build/screenshots/. Builds the book first if it is not built.
 browser: $(STAMP) browser-deps
 	test -f _build/html/index.html -a -f _build/html/zh/index.html || $(MAKE) book
-	$(BIN)/python -m pytest tests/browser -m browser
+	$(BIN)/python -m pytest tests/browser -m browser -n 2 --dist loadgroup
 
 ## links: only the link and anchor check of _build/html (no browser needed)
 links: $(STAMP)
@@ -86,6 +88,10 @@ links: $(STAMP)
 
 ## grade: grade submitted exercise notebooks, each in a bubblewrap sandbox:
 ##        make grade SUBMISSIONS=folder [OUT=results]
+## export: each exercise's Gradescope autograder.zip and PrairieLearn external grader (dist/export)
+export: $(STAMP)
+	$(BIN)/python -m grading.export --out dist/export
+
 grade: $(STAMP) grading-deps
 	$(BIN)/python -m grading.grade "$(SUBMISSIONS)" --out "$(or $(OUT),results)"
 

@@ -84,12 +84,6 @@ def site_url():
         server.server_close()
 
 
-@pytest.fixture(scope="session")
-def server_failures():
-    """(path, status) of every request the local server answered with 4xx/5xx."""
-    return _QuietHandler.failures
-
-
 # --------------------------------------------------------------------------------------
 # Browser
 
@@ -163,6 +157,8 @@ class PageVisit:
     display_equations: int = 0
     axe_violations: list[dict] = field(default_factory=list)
     screenshots: list[Path] = field(default_factory=list)
+    # (path, status) of each request the local server failed while this page was loading
+    failed_requests: list[tuple[str, int]] = field(default_factory=list)
 
     @property
     def severe(self) -> list[str]:
@@ -288,8 +284,6 @@ class Visitor:
         self.cache: dict[str, PageVisit] = {}
         self.axe_source = AXE_JS_FILE.read_text(encoding="utf-8") if AXE_JS_FILE.is_file() else None
         SHOTS.mkdir(parents=True, exist_ok=True)
-        for old in SHOTS.glob("*.png"):  # pictures of pages that may no longer exist
-            old.unlink()
 
     def console(self) -> list[dict]:
         return self.driver.get_log("browser")
@@ -299,6 +293,7 @@ class Visitor:
             return self.cache[page]
         drv = self.driver
         self.console()  # drop what earlier pages logged
+        failures_before = len(_QuietHandler.failures)
         url = self.base_url + page
         drv.get(url)
         _wait_ready(drv)
@@ -307,6 +302,7 @@ class Visitor:
         facts = drv.execute_script(_FACTS_JS)
         time.sleep(0.2)  # let late console messages (failed fonts, scripts) arrive
         visit = PageVisit(page=page, url=url, console=self.console(), **facts)
+        visit.failed_requests = _QuietHandler.failures[failures_before:]
         # Equations at the desktop width, then at a phone's (the window is put back after).
         eq = drv.execute_script(_EQUATIONS_JS)
         visit.display_equations = eq["count"]
@@ -353,6 +349,24 @@ def _wait_ready(drv, timeout: float = 20.0) -> None:
             return
         time.sleep(0.05)
     raise TimeoutError(f"{drv.current_url} did not finish loading in {timeout} s")
+
+
+def pytest_configure(config):
+    # Pictures of pages that may no longer exist go, once per run: in the controller, not
+    # in each pytest-xdist worker (a worker's clean-up would delete the other's pictures).
+    if not hasattr(config, "workerinput"):
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        for old in SHOTS.glob("*.png"):
+            old.unlink(missing_ok=True)
+
+
+def pytest_collection_modifyitems(config, items):
+    # `make browser` runs on two pytest-xdist workers with --dist loadgroup: every test of
+    # one page goes to the same worker, so each page is still visited once.
+    for item in items:
+        params = getattr(item, "callspec", None)
+        page = params.params.get("page") if params else None
+        item.add_marker(pytest.mark.xdist_group(f"page:{page}" if page else "site"))
 
 
 @pytest.fixture(scope="session")

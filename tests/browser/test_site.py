@@ -225,11 +225,11 @@ def test_search_finds_the_cross_attention_chapter(visitor, site_url):
     assert chapter in pages, f"search for 'cross-attention' ({summary!r}) returned {pages}"
 
 
-def test_server_answered_every_request(visitor, server_failures):
-    # Runs last in this file: anything a page asked for and did not get.
-    for page in CONTENT_PAGES:
-        visitor.visit(page)
-    assert not server_failures, f"requests the site could not answer: {server_failures}"
+@pytest.mark.parametrize("page", CONTENT_PAGES)
+def test_server_answered_every_request_of_the_page(visitor, page):
+    # Anything the page asked for (a script, a font, an image) and did not get.
+    failed = visitor.visit(page).failed_requests
+    assert not failed, f"{page}: requests the site could not answer: {failed}"
 
 
 @pytest.mark.parametrize("page", CONTENT_PAGES)
