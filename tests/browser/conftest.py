@@ -361,8 +361,9 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    # `make browser` runs on two pytest-xdist workers with --dist loadgroup: every test of
-    # one page goes to the same worker, so each page is still visited once.
+    # Under pytest-xdist (`-n 2 --dist loadgroup`) every test of one page goes to the same
+    # worker, so each page is still visited once. `make browser` runs serially: measured on
+    # 2 cores, two Chromiums took 5:39 for what one does in about 4:25.
     for item in items:
         params = getattr(item, "callspec", None)
         page = params.params.get("page") if params else None
