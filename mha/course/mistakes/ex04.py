@@ -6,16 +6,7 @@ idea to check, never the code that fixes it. A new mistake also needs a planted 
 grading/known_bugs.py (feedback "mistake:<id>") and its value in the question's test.
 """
 
-_NO_SCALE = {
-    "seen": "the result equals the reference's without the 1/sqrt(d_k) scale",
-    "en": "the scores are not scaled: each dot product is divided by the square root of the key width d_k of one head, so that the softmax does not saturate as d_k grows.",
-    "zh": "分数没有缩放：每个点积都要除以一个头的键宽度 d_k 的平方根，这样 softmax 才不会随 d_k 增大而饱和。",
-}
-_SOFTMAX_AXIS = {
-    "seen": "the result equals the reference's with the softmax over the queries",
-    "en": "the softmax runs over the wrong axis: each query's weights (one row, over the keys) must sum to 1.",
-    "zh": "softmax 的轴不对：每个查询的注意力权重（一行，在键上）之和必须为 1。",
-}
+from .classics import NO_SCALE, SOFTMAX_AXIS
 
 MISTAKES = {
     "q2": {
@@ -29,8 +20,8 @@ MISTAKES = {
             "en": "the mask is inverted: True marks the keys that may be attended, so the keys to block are where it is False.",
             "zh": "掩码反了：True 标记可以被关注的键，所以要屏蔽的是它为 False 的位置。",
         },
-        "no_scale": _NO_SCALE,
-        "softmax_axis": _SOFTMAX_AXIS,
+        "no_scale": NO_SCALE,
+        "softmax_axis": SOFTMAX_AXIS,
     },
     "q4": {
         "no_mask": {
@@ -43,7 +34,7 @@ MISTAKES = {
             "en": "the mask is inverted: True marks the keys that may be attended, so the keys to block are where it is False.",
             "zh": "掩码反了：True 标记可以被关注的键，所以要屏蔽的是它为 False 的位置。",
         },
-        "no_scale": _NO_SCALE,
-        "softmax_axis": _SOFTMAX_AXIS,
+        "no_scale": NO_SCALE,
+        "softmax_axis": SOFTMAX_AXIS,
     },
 }
