@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
-from pathlib import Path
+import time
+from pathlib import Path, PurePosixPath
+from urllib.parse import quote, urlsplit
 
 import yaml
 
@@ -42,3 +45,41 @@ def notebook_source(page: str) -> Path | None:
     """The .ipynb in the book's source tree that a page was built from, if any."""
     src = BOOK_ROOT / Path(page).with_suffix(".ipynb")
     return src if src.is_file() else None
+
+
+def zh_pages_with_text(text: str) -> list[str]:
+    """Chinese pages whose Markdown holds `text` (what a search for it should find)."""
+    found = []
+    for page in site_pages():
+        if not page.startswith("zh/"):
+            continue
+        source = BOOK_ROOT / PurePosixPath(page).with_suffix(".ipynb")
+        if not source.is_file():
+            source = source.with_suffix(".md")
+        if not source.is_file():
+            continue
+        if source.suffix == ".ipynb":
+            nb = json.loads(source.read_text(encoding="utf-8"))
+            body = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+        else:
+            body = source.read_text(encoding="utf-8")
+        if text in body:
+            found.append(page)
+    return found
+
+
+def zh_search(driver, site_url: str, query: str) -> set[str]:
+    """The pages the Chinese edition's search page lists for `query` (waits up to 30 s)."""
+    driver.get(site_url + "zh/search.html?q=" + quote(query))
+    end = time.monotonic() + 30
+    links: list[str] = []
+    while time.monotonic() < end:
+        state = driver.execute_script(
+            "const s = document.querySelector('#search-results .search-summary, #search-results p');"
+            "return {summary: s ? s.textContent : '', links: Array.from("
+            "document.querySelectorAll('#search-results ul.search li a')).map(a => a.href)};")
+        links = state["links"]
+        if state["summary"] and links:
+            break
+        time.sleep(0.2)
+    return {urlsplit(href).path.lstrip("/") for href in links}

@@ -5,14 +5,12 @@ equations, launch links, downloads) run over the pages of both editions."""
 
 from __future__ import annotations
 
-import json
-import time
 from pathlib import PurePosixPath
 from urllib.parse import urlsplit
 
 import pytest
 
-from book_site import BOOK_ROOT, SHOTS, SITE, site_pages
+from book_site import SHOTS, SITE, site_pages, zh_pages_with_text, zh_search
 
 pytestmark = pytest.mark.browser
 
@@ -74,47 +72,16 @@ def test_page_declares_its_language(visitor, page):
     assert visit.html_lang == want, f"{page}: <html lang={visit.html_lang!r}>, want {want!r}"
 
 
-def _pages_with_text(text: str) -> list[str]:
-    """Chinese notebook pages whose Markdown holds `text` (what the search should find)."""
-    found = []
-    for page in ZH_PAGES:
-        source = BOOK_ROOT / PurePosixPath(page).with_suffix(".ipynb")
-        if not source.is_file():
-            source = source.with_suffix(".md")
-        if not source.is_file():
-            continue
-        if source.suffix == ".ipynb":
-            nb = json.loads(source.read_text(encoding="utf-8"))
-            body = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
-        else:
-            body = source.read_text(encoding="utf-8")
-        if text in body:
-            found.append(page)
-    return found
-
-
 def test_chinese_search_finds_the_pages_about_attention(visitor, site_url):
     """Sphinx's Chinese search (jieba splits the text into words) finds 注意力 ("attention")
     on every Chinese page whose text uses the word, including the attention chapters once they
     are translated."""
-    expected = _pages_with_text("注意力")
+    expected = zh_pages_with_text("注意力")
     assert expected, "no Chinese page mentions 注意力 at all"
     driver = visitor.driver
     driver.get_log("browser")
-    driver.get(site_url + "zh/search.html?q=注意力")
-    end = time.monotonic() + 30
-    links: list[str] = []
-    while time.monotonic() < end:
-        state = driver.execute_script(
-            "const s = document.querySelector('#search-results .search-summary, #search-results p');"
-            "return {summary: s ? s.textContent : '', links: Array.from("
-            "document.querySelectorAll('#search-results ul.search li a')).map(a => a.href)};")
-        links = state["links"]
-        if state["summary"] and links:
-            break
-        time.sleep(0.2)
+    found = zh_search(driver, site_url, "注意力")
     driver.save_screenshot(str(SHOTS / "zh__search--attention.png"))
-    found = {urlsplit(href).path.lstrip("/") for href in links}
     missing = [p for p in expected if p not in found]
     assert not missing, f"search for 注意力 did not find {missing}; it found {sorted(found)}"
     severe = [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]

@@ -13,15 +13,12 @@ Run with the network off, like every browser test (conftest.py).
 
 from __future__ import annotations
 
-import json
 import re
 import time
-from pathlib import PurePosixPath
-from urllib.parse import quote, urlsplit
 
 import pytest
 
-from book_site import BOOK_ROOT, SHOTS, site_pages
+from book_site import SHOTS, site_pages, zh_pages_with_text, zh_search
 
 pytestmark = pytest.mark.browser
 
@@ -110,41 +107,6 @@ def test_chinese_glossary_is_mostly_chinese(visitor, site_url):
     assert share >= 0.60, f"zh/glossary.html: Han characters are {share:.1%} of the letters ({counts}), want >= 60%"
 
 
-def _pages_with_text(text: str) -> list[str]:
-    """Chinese pages whose Markdown (or quiz-free source) holds `text`."""
-    found = []
-    for page in ZH_PAGES:
-        source = BOOK_ROOT / PurePosixPath(page).with_suffix(".ipynb")
-        if not source.is_file():
-            source = source.with_suffix(".md")
-        if not source.is_file():
-            continue
-        if source.suffix == ".ipynb":
-            nb = json.loads(source.read_text(encoding="utf-8"))
-            body = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
-        else:
-            body = source.read_text(encoding="utf-8")
-        if text in body:
-            found.append(page)
-    return found
-
-
-def _search(driver, site_url: str, query: str) -> set[str]:
-    driver.get(site_url + "zh/search.html?q=" + quote(query))
-    end = time.monotonic() + 30
-    links: list[str] = []
-    while time.monotonic() < end:
-        state = driver.execute_script(
-            "const s = document.querySelector('#search-results .search-summary, #search-results p');"
-            "return {summary: s ? s.textContent : '', links: Array.from("
-            "document.querySelectorAll('#search-results ul.search li a')).map(a => a.href)};")
-        links = state["links"]
-        if state["summary"]:
-            break
-        time.sleep(0.2)
-    return {urlsplit(href).path.lstrip("/") for href in links}
-
-
 # Each compound, and the page that is about it (it must be found, with every other page whose
 # text uses the compound).
 COMPOUNDS = {
@@ -160,11 +122,11 @@ COMPOUNDS = {
 def test_search_finds_a_compound_typed_as_one_word(visitor, site_url, query):
     driver = visitor.driver
     driver.get_log("browser")
-    found = _search(driver, site_url, query)
+    found = zh_search(driver, site_url, query)
     driver.save_screenshot(str(SHOTS / f"zh__search--{query}.png"))
     segmented = driver.execute_script("return window.zhSplitQuery ? window.zhSplitQuery(arguments[0]) : null;", query)
     print(f"{query}: segmented as {segmented}, {len(found)} pages found")
-    expected = sorted(set(_pages_with_text(query)) | {COMPOUNDS[query]})
+    expected = sorted(set(zh_pages_with_text(query)) | {COMPOUNDS[query]})
     missing = [p for p in expected if p not in found]
     assert not missing, (f"search for {query} (segmented as {segmented}) did not find {missing}; "
                          f"it found {sorted(found)}")
