@@ -39,7 +39,7 @@ unit: $(STAMP)
 
 ## integration: the slow tests (subprocesses, fresh venvs, grading of whole notebooks)
 integration: $(STAMP) grading-deps
-	$(BIN)/python -m pytest tests -n 2 -m "slow and not browser"
+	$(BIN)/python -m pytest tests -n 2 -m "slow and not browser" --durations=10
 
 # --dist loadscope keeps each notebook's cells on one worker, in order. The Chinese chapters
 # executed in Chinese (code translations: zh/README.md) are checked too; the others share the
@@ -47,7 +47,7 @@ integration: $(STAMP) grading-deps
 notebooks: $(STAMP)
 	$(BIN)/python -m pytest --nbval --nbval-current-env \
 	  --nbval-sanitize-with tests/nbval_sanitize.cfg \
-	  -n 2 --dist loadscope chapters exercises zh/exercises $$($(BIN)/python zh/zh_edition.py --executed)
+	  --durations=15 -n 2 --dist loadscope chapters exercises zh/exercises $$($(BIN)/python zh/zh_edition.py --executed)
 
 # From scratch (Sphinx does not refresh every file of an existing build, e.g. changed CSS).
 book-strict: $(STAMP)
