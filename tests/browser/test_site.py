@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -315,3 +316,13 @@ def test_quiz_checks_answers_and_explains_them(visitor, site_url, page):
         )
     severe = [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
     assert not severe, f"{page}: console errors while answering the quiz: {severe}"
+
+
+@pytest.mark.parametrize("page", [p for p in NOTEBOOK_PAGES if "JCResponses" in (SITE / p).read_text(encoding="utf-8")])
+def test_mathjax_runs_before_the_quizzes_read_it(page):
+    # jupyterquiz's script reads MathJax.version 0.5 s after a quiz renders; a deferred or
+    # async MathJax may not have run by then on a slow machine (a TypeError, then a CDN load).
+    source = (SITE / page).read_text(encoding="utf-8")
+    tags = [t for t in re.findall(r"<script[^>]*>", source) if "mathjax/tex-chtml.js" in t]
+    assert len(tags) == 1, f"{page}: MathJax script tags {tags}"
+    assert "defer" not in tags[0] and "async" not in tags[0], f"{page}: {tags[0]}"
