@@ -58,6 +58,7 @@ _LIVE: set = set()  # sandboxes running now (``kill_all`` ends them when the gra
 _LIVE_LOCK = threading.Lock()
 GRACE = 5.0  # seconds between SIGINT and SIGKILL (a traceback takes a while on a busy machine)
 LOG_BYTES = 64_000  # bytes of the notebook's output kept for the log
+MAX_NAMES = 100_000  # names of executed functions kept from one recorded call
 
 
 class SandboxError(Exception):
@@ -305,6 +306,20 @@ class Remote:
 
     def __setattr__(self, name, value):
         raise AttributeError("the grader does not change the student's objects")
+
+    def recorded_call(self, *args, **kwargs):
+        """``(the call's value, the names of the library functions the student's code executed
+        during the call)``, as the sandbox recorded them (``mha.course.checks`` asks when a
+        question bans something: its bans are decided by behaviour)."""
+        try:
+            return self._sandbox.call(self, args, kwargs, record=True)
+        except Exception as exc:
+            _raise_from_notebook(exc)
+
+    def notebook_defines(self, name: str) -> bool:
+        """Whether ``name``, as this function of the notebook reads it, is a function or class
+        the notebook defines (the student's own helper; ``mha.course.checks.forbid`` asks)."""
+        return self._sandbox.defines(self, name)
 
     def sandbox_cpu_seconds(self) -> float:
         """CPU seconds used so far by every process of the sandbox this object lives in, as
@@ -717,11 +732,22 @@ class Sandbox:
             raise SandboxError("this object belonged to a run of the notebook that the grader "
                                f"stopped ({self.death or 'restarted'}); it is gone")
 
-    def call(self, remote: Remote, args, kwargs):
+    def call(self, remote: Remote, args, kwargs, record: bool = False):
+        """The value of the call; with ``record``, also the set of library functions it executed."""
         self._check(remote)
         reply = self.request({"op": "call", "target": remote, "args": list(args),
-                              "kwargs": dict(kwargs)}, self.limits.call)
-        return self._value(reply)
+                              "kwargs": dict(kwargs), "record": record}, self.limits.call)
+        value = self._value(reply)
+        if not record:
+            return value
+        names = reply.get("executed")
+        names = names if isinstance(names, list) else []
+        return value, {name for name in names[:MAX_NAMES] if isinstance(name, str) and len(name) <= 300}
+
+    def defines(self, remote: Remote, name: str) -> bool:
+        self._check(remote)
+        reply = self.request({"op": "defines", "target": remote, "name": str(name)}, self.limits.call)
+        return self._value(reply) is True
 
     def getattr(self, remote: Remote, name: str):
         self._check(remote)

@@ -8,7 +8,11 @@ command line) and does what the grader asks, one request at a time:
 * ``run``: execute one notebook cell (IPython, as in Jupyter) and say whether it raised;
 * ``get`` / ``set`` / ``delete``: read or change a name of the notebook's namespace;
 * ``call`` / ``getattr`` / ``source``: call one of the student's objects, read an attribute,
-  give the source code of a function.
+  give the source code of a function. A ``call`` with ``record`` also sends back the library
+  functions the student's code executed (``mha.course.checks.recording``, the recorder of the
+  notebook's own checks): the grader's bans are decided by behaviour, as in the notebook;
+* ``defines``: whether a name that a function of the student's reads is a function or class of
+  the notebook (the student's own helper, which a ban by name lets through).
 
 Values cross the boundary as a tree of plain values, tensors and tagged dicts (``encode``);
 objects that are not plain data stay on their side and cross as numbered handles (a student's
@@ -276,10 +280,17 @@ class Child:
         try:
             if op == "run":
                 reply = self.run_cell(message["source"])
+            elif op == "call" and message.get("record") is True:
+                reply = self.recorded_call(message["target"], message["args"], message["kwargs"])
             elif op == "call":
                 target = message["target"]
                 value = self.student(target, *message["args"], **message["kwargs"])
                 reply = {"value": value}
+            elif op == "defines":
+                from mha.course.checks.running import notebook_defines
+
+                reply = {"value": bool(self.student(notebook_defines, message["target"],
+                                                    message["name"]))}
             elif op == "getattr":
                 reply = {"value": self.student(getattr, message["target"], message["name"])}
             elif op == "get":
@@ -310,6 +321,15 @@ class Child:
             return fn(*args, **kwargs)
         finally:
             self.student_running = False
+
+    def recorded_call(self, fn, args, kwargs) -> dict:
+        """Call the student's ``fn`` and record the library functions its code executes (this
+        file's own code, which also runs as ``__main__``, is not the student's)."""
+        from mha.course.checks.running import recording
+
+        with recording(not_learners=(__file__,)) as executed:
+            value = self.student(fn, *args, **kwargs)
+        return {"value": value, "executed": sorted(executed)}
 
     def run_cell(self, source: str) -> dict:
         self.student_running = True

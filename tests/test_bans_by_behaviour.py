@@ -89,6 +89,20 @@ def test_the_built_in_attention_is_refused_however_it_is_reached(way):
     assert message is not None and "uses `scaled_dot_product_attention`" in message, message
 
 
+def test_a_wrapper_of_the_courses_reference_is_refused_whatever_its_name():
+    """Issue 21 item 10: the question's reference (what its check compares with) is banned in
+    the question's ``forbid``; a learner's function that only calls it, under any name, is not
+    an answer (tests/test_grading_bans.py: the same in the grader)."""
+    ns = notebook("from mha import scaled_dot_product_attention as course_attention\n",
+                  "def my_attention(q):\n    return course_attention(q, q, q)[0]\n",
+                  "def answer(q):\n    return my_attention(q)\n")
+    message = verdict(ns["answer"], {"scaled_dot_product_attention": "compute the attention yourself."}, X)
+    assert message is not None and "uses `scaled_dot_product_attention` (your code called `" in message, message
+    ns = notebook("import mha\n", "def answer(q):\n    return mha.scaled_dot_product_attention(q, q, q)[0]\n")
+    assert "uses `scaled_dot_product_attention`" in verdict(
+        ns["answer"], {"scaled_dot_product_attention": "compute the attention yourself."}, X)
+
+
 def test_the_learners_own_code_is_accepted_whatever_its_helpers_are_called():
     ns = notebook(
         "def rotate_half(x):\n    d = x.shape[-1] // 2\n    return torch.cat([-x[..., d:], x[..., :d]], dim=-1)\n",

@@ -18,6 +18,7 @@ import torch.nn.functional as F
 import mha
 from mha.course import capstone
 from mha.course.corpus import corpus_ids, held_out_loss, random_windows
+from mha.course.device import available_devices
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for grading.sandbox_child
 
@@ -283,3 +284,68 @@ def test_diagnose_tells_copying_from_not_learning():
     assert "zero_grad" in capstone.diagnose(stuck)
     assert "zero_grad" in capstone.diagnose(rising) and "t + 1" not in capstone.diagnose(rising)
     assert "learning rate" in capstone.diagnose(slow) and "zero_grad" not in capstone.diagnose(slow)
+
+
+# ----------------------------------------------------------------------------- devices (issue 22)
+
+def _where(seen):
+    def step(model, optimizer, batch):
+        seen.add((batch.device.type, next(model.parameters()).device.type))
+        return train_step(model, optimizer, batch)
+    return step
+
+
+def test_the_device_rule_chooses_where_the_model_trains(monkeypatch):
+    """On a CPU-only machine: the ``device`` argument and ``MHA_DEVICE=cpu`` take the same path
+    as a GPU would (pick_device), and give the same run as the default."""
+    monkeypatch.setenv("MHA_DEVICE", "cpu")
+    seen = set()
+    by_environment, by_argument = run(step=_where(seen)), run(device="cpu")
+    assert seen == {("cpu", "cpu")} and by_environment["device"] == by_argument["device"] == "cpu"
+    assert by_environment["held_out_loss"] == by_argument["held_out_loss"]
+    monkeypatch.setenv("MHA_DEVICE", "gpu")
+    with pytest.raises(ValueError, match="MHA_DEVICE='gpu' is not a device"):
+        run()  # a wrong name is an error before any work, never a silent fall-back
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA is present here")
+def test_an_absent_device_is_an_error_not_a_silent_cpu_run():
+    with pytest.raises(RuntimeError, match="no CUDA device is visible"):
+        run(device="cuda")
+
+
+DEVICES = [d for d in ("cuda", "mps") if d in available_devices()]
+
+
+@pytest.mark.parametrize("device", DEVICES or [pytest.param("cuda", marks=pytest.mark.skip(
+    reason="no GPU here (CUDA or MPS): only the CPU path runs"))])
+def test_a_run_on_a_gpu_matches_the_cpu_run(device):
+    """Same seeded model and batches; the held-out loss is measured on the CPU reference."""
+    seen, model = set(), make_model()
+    on_gpu, on_cpu = run(make=lambda: model, step=_where(seen), device=device), run(device="cpu")
+    assert seen == {(device, device)} and on_gpu["device"].startswith(device)
+    assert next(model.parameters()).device.type == "cpu"  # given back where it was
+    assert on_gpu["held_out_loss"] == pytest.approx(on_cpu["held_out_loss"], abs=0.05)
+
+
+class SandboxProxy:
+    """Stands for the grader's proxy of the notebook's function (grading.sandbox.Remote): a
+    callable whose class tells the CPU time of the sandbox (here: of this process)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, *args, **kwargs):
+        return self.fn(*args, **kwargs)
+
+    def sandbox_cpu_seconds(self) -> float:
+        return time.process_time()
+
+
+def test_the_grader_always_trains_on_the_cpu(monkeypatch):
+    """Whatever the grading machine has or says: a GPU would escape the CPU-time budget, and
+    the sandbox has none."""
+    monkeypatch.setenv("MHA_DEVICE", "cuda:7")  # absent here: pick_device would raise
+    seen = set()
+    result = run(step=SandboxProxy(_where(seen)), device="mps")
+    assert result["device"] == "cpu" and seen == {("cpu", "cpu")}

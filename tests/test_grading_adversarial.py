@@ -35,7 +35,7 @@ POINTS = json.loads((AUTOGRADER / "manifest.json").read_text())["questions"]  # 
 LAST = list(POINTS)[-1]  # cells added "at the end" go after this question's check cell
 KINDS = ("duplicate", "tampering", "sandbox", "limits", "errors", "other")
 # Files a submission must not be able to change (the grader's live files and the hidden tests).
-LIVE = [ROOT / "mha" / "course" / "checks.py", AUTOGRADER / "tests" / "q1.py",
+LIVE = [ROOT / "mha" / "course" / "checks" / "running.py", AUTOGRADER / "tests" / "q1.py",
         ROOT / "grading" / "worker.py", SOLUTION]
 
 

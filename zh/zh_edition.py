@@ -101,7 +101,7 @@ ENGLISH_PAGE_LINK = re.compile(re.escape(PUBLISHED_BOOK) + r"(?!zh/)(?=[\w.-])")
 ZH_CODE_CHANGES = [
     ('grader = Notebook(tests_dir="tests")',
      'grader = Notebook(tests_dir="tests", language="zh")',
-     "the exercises' checks give their feedback in Chinese (mha/course/checks.py)"),
+     "the exercises' checks give their feedback in Chinese (mha/course/checks/)"),
     ('/main/chapters/" + quiz',
      '/main/zh/chapters/" + quiz',
      "the quiz cell, where only the notebook was downloaded (Colab), fetches the Chinese quiz"),

@@ -26,6 +26,12 @@ In the grader the learner's functions are proxies of the sandboxed notebook (eac
 request), so only tensors, numbers and dicts come back; nothing the notebook reports about
 its own loss is used.
 
+Devices (:func:`training_device`): in the learner's notebook the model trains where
+:func:`mha.course.device.pick_device` says (the ``device`` argument, else ``$MHA_DEVICE``, else
+cuda, mps, cpu), on the same seeded batches as everywhere; the measurement (step 3) is always
+made on the CPU reference. The grader always trains on the CPU: its sandbox has no GPU, and
+its budget is CPU time, which work done on a GPU would escape.
+
 Also here: the reference modules with the exercise's interfaces (:class:`CausalSelfAttention`,
 :class:`Block`, :class:`GPT`), which grade each question with correct versions of the earlier
 ones, and :func:`init_gpt2_`, GPT-2's initialisation for a model with mha.GPT's names.
@@ -44,6 +50,7 @@ from ..gpt import GPTConfig
 from ..masks import causal_mask
 from ..multihead import MultiHeadAttention
 from .corpus import corpus_ids, held_out_loss, random_windows
+from .device import pick_device
 
 VOCAB_SIZE = 512  # the course tokenizer's (corpus.corpus_tokenizer(512))
 
@@ -173,12 +180,16 @@ def _state(model) -> dict:
     return dict(state) if isinstance(state, dict) else state
 
 
-def _check_same_logits(model, reference, batch: torch.Tensor, when: str) -> None:
+def _check_same_logits(model, reference, batch: torch.Tensor, when: str,
+                       device: torch.device = torch.device("cpu")) -> None:
+    """The learner's ``model`` (on ``device``) and the CPU ``reference`` give the same logits."""
     model.eval()
     with torch.no_grad():
-        got = model(batch)
+        got = model(batch.to(device))
         expected = reference(batch)
     model.train()
+    if isinstance(got, torch.Tensor):
+        got = got.cpu()
     if not isinstance(got, torch.Tensor) or got.shape != expected.shape:
         shape = list(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
         raise CapstoneError(f"model(tokens {list(batch.shape)}) should return logits "
@@ -203,6 +214,25 @@ def training_clock(train_step):
     return time.process_time
 
 
+def _in_sandbox(fn) -> bool:
+    """Whether ``fn`` is the grader's proxy of a function of the sandboxed notebook."""
+    return callable(getattr(type(fn), "sandbox_cpu_seconds", None))
+
+
+def _placed(model, train_step) -> torch.device:
+    """Where the learner's ``model`` is now (a proxy's: the sandbox's CPU)."""
+    return torch.device("cpu") if _in_sandbox(train_step) else next(model.parameters()).device
+
+
+def training_device(train_step, device=None) -> torch.device:
+    """Where the learner's model trains: ``device``, else :func:`mha.course.device.pick_device`'s
+    choice (``$MHA_DEVICE``, else cuda, mps, cpu). In the grader (``train_step`` is its proxy of
+    the sandboxed notebook's function) always the CPU, whatever ``device`` or ``$MHA_DEVICE``
+    say: the sandbox has no GPU, and the budget is the CPU time of the sandbox's processes,
+    which work done on a GPU would escape."""
+    return torch.device("cpu") if _in_sandbox(train_step) else pick_device(device)
+
+
 def relabelled(ids: tuple[torch.Tensor, ...], vocab_size: int) -> tuple[torch.Tensor, ...]:
     """``ids`` with every token id renamed by one permutation of the vocabulary, drawn from the
     operating system's randomness (a new one at every call: nobody can train for it)."""
@@ -216,7 +246,7 @@ def relabelled(ids: tuple[torch.Tensor, ...], vocab_size: int) -> tuple[torch.Te
 def train_and_evaluate(make_model, make_optimizer, train_step, *, num_heads: int, steps: int,
                        batch_size: int, context: int, budget_seconds: float,
                        max_parameters: int, seed: int, vocab_size: int = VOCAB_SIZE,
-                       relabel: bool = False, progress=None) -> dict:
+                       relabel: bool = False, progress=None, device=None) -> dict:
     """Train the learner's model on the corpus within a time budget and measure it.
 
     ``make_model()`` -> an ``nn.Module`` with mha.GPT's parameter names (GPT-2 style,
@@ -228,14 +258,21 @@ def train_and_evaluate(make_model, make_optimizer, train_step, *, num_heads: int
 
     ``budget_seconds`` is CPU time of the training process (:func:`training_clock`);
     ``relabel`` renames the token ids by a secret permutation first (:func:`relabelled`).
+    ``device`` is where the model trains (:func:`training_device`: default ``$MHA_DEVICE``,
+    else the fastest present; always the CPU in the grader): the model is moved there before
+    ``make_optimizer(model)`` and ``train_step`` gets its batches there; the model goes back
+    where it was at the end. The batches are drawn on the CPU (the same on every device) and
+    the held-out loss is measured on the CPU reference. On a GPU the budget still counts this
+    process's CPU time only, not the GPU's work: the grade is measured on the CPU.
 
     Returns ``{"held_out_loss", "fresh_loss", "unigram_loss", "train_loss" (per step),
     "seconds" (the training loop's wall time), "cpu_seconds" (its CPU time, the budgeted
-    one), "parameters", "model" (the trained model)}``.
+    one), "parameters", "device" (where it trained), "model" (the trained model)}``.
     Raises
     :class:`CapstoneError` when the run cannot be graded (too slow, too big, already
     trained, not mha.GPT's layout).
     """
+    device = training_device(train_step, device)  # an absent device fails before any work
     train_ids, held_ids = corpus_ids(vocab_size)
     if relabel:
         train_ids, held_ids = relabelled((train_ids, held_ids), vocab_size)
@@ -258,7 +295,7 @@ def train_and_evaluate(make_model, make_optimizer, train_step, *, num_heads: int
         raise CapstoneError(f"your model has {parameters:,} parameters; the budget is "
                             f"{max_parameters:,}")
     probe = random_windows(held_ids, 2, context, torch.Generator().manual_seed(seed + 1))
-    _check_same_logits(model, fresh, probe, "Before training")
+    _check_same_logits(model, fresh, probe, "Before training", _placed(model, train_step))
     fresh_loss = held_out_loss(fresh, held_ids, context + 1)
     floor = unigram_loss(vocab_size)
     if fresh_loss <= floor:
@@ -268,38 +305,45 @@ def train_and_evaluate(make_model, make_optimizer, train_step, *, num_heads: int
             f"make_model() must build a freshly initialised model, not load trained weights")
 
     # 2. the training loop: our batches, our clock (CPU time of the training process)
-    clock = training_clock(train_step)
-    cpu_start = clock()
-    optimizer = make_optimizer(model)
-    model.train()
-    losses = []
-    start = time.perf_counter()
-    for step in range(steps):
-        batch = random_windows(train_ids, batch_size, context + 1, generator)  # [B, context+1]
-        loss = train_step(model, optimizer, batch)
-        try:
-            losses.append(float(loss))
-        except (TypeError, ValueError, RuntimeError):
-            raise CapstoneError(f"train_step returned {type(loss).__name__}; it should return "
-                                f"the batch's training loss (a number, e.g. loss.item())") from None
-        elapsed = clock() - cpu_start
-        if elapsed > budget_seconds:
-            raise CapstoneError(f"training took more than the budget of {budget_seconds:g} s "
-                                f"of CPU time: {elapsed:.0f} s after step {step + 1} of "
-                                f"{steps}. Make the model or the step cheaper")
-        if progress is not None:
-            progress(step, losses[-1])
-    seconds, cpu_seconds = time.perf_counter() - start, clock() - cpu_start
+    home = _placed(model, train_step)
+    if device != home:
+        model.to(device)
+    try:
+        clock = training_clock(train_step)
+        cpu_start = clock()
+        optimizer = make_optimizer(model)
+        model.train()
+        losses = []
+        start = time.perf_counter()
+        for step in range(steps):
+            batch = random_windows(train_ids, batch_size, context + 1, generator)  # [B, context+1]
+            loss = train_step(model, optimizer, batch.to(device))
+            try:
+                losses.append(float(loss))
+            except (TypeError, ValueError, RuntimeError):
+                raise CapstoneError(f"train_step returned {type(loss).__name__}; it should return "
+                                    f"the batch's training loss (a number, e.g. loss.item())") from None
+            elapsed = clock() - cpu_start
+            if elapsed > budget_seconds:
+                raise CapstoneError(f"training took more than the budget of {budget_seconds:g} s "
+                                    f"of CPU time: {elapsed:.0f} s after step {step + 1} of "
+                                    f"{steps}. Make the model or the step cheaper")
+            if progress is not None:
+                progress(step, losses[-1])
+        seconds, cpu_seconds = time.perf_counter() - start, clock() - cpu_start
 
-    # 3. the trained weights, as data, measured on our reference model
-    trained = reference_gpt(_state(model), num_heads)
-    if trained.config != config:
-        raise CapstoneError("the model's sizes changed during training")
-    _check_same_logits(model, trained, probe, "After training")
+        # 3. the trained weights, as data, measured on our reference model (on the CPU)
+        trained = reference_gpt(_state(model), num_heads)
+        if trained.config != config:
+            raise CapstoneError("the model's sizes changed during training")
+        _check_same_logits(model, trained, probe, "After training", device)
+    finally:
+        if device != home:
+            model.to(home)
     return {"held_out_loss": held_out_loss(trained, held_ids, context + 1),
             "fresh_loss": fresh_loss, "unigram_loss": floor, "train_loss": losses,
             "seconds": seconds, "cpu_seconds": cpu_seconds, "parameters": parameters,
-            "model": model}
+            "device": str(device), "model": model}
 
 
 def diagnose(result: dict) -> str:
