@@ -43,3 +43,23 @@ def test_plot_mask_marks_allowed_cells():
 def test_wrong_rank_is_a_clear_error(plot, shape):
     with pytest.raises(ValueError, match="expects"):
         plot(torch.ones(shape))
+
+
+@pytest.mark.parametrize("style", ["normal", "italic"])
+def test_chinese_text_has_a_font_with_han_glyphs_in_every_style(style):
+    # Chapter 5's block diagram writes its note in italics; a CJK font has no italic face.
+    import warnings
+
+    from mha.course import plotting
+
+    if plotting.cjk_font() is None:
+        pytest.skip("no CJK font installed")
+    try:
+        plotting.use_language("zh")
+        fig, ax = plt.subplots()
+        ax.text(0.5, 0.5, "整个堆叠最后还有一个层归一化", style=style)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("error", message=".*missing from font")
+            fig.canvas.draw()
+    finally:
+        plotting.use_language("en")

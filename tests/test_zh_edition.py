@@ -244,6 +244,13 @@ def test_code_skeleton_sees_code_changes_but_not_comments_or_strings():
     assert zh.code_skeleton('x = f(a, b)\nprint(f"total {x:>8}", 1)\n') != zh.code_skeleton(english)
 
 
+
+def test_code_skeleton_keeps_ipython_magics_as_they_are():
+    english = "%matplotlib inline\nimport torch  # tensors\n"
+    assert zh.code_skeleton("%matplotlib inline\nimport torch  # 张量\n") == zh.code_skeleton(english)
+    assert zh.code_skeleton("%matplotlib notebook\nimport torch\n") != zh.code_skeleton(english)
+    assert zh.code_skeleton("import torch\n") != zh.code_skeleton(english)
+
 def test_plotting_labels_follow_the_language_and_chinese_has_a_cjk_font():
     import matplotlib
 

@@ -314,8 +314,15 @@ def code_states(page: str) -> list[tuple[str, str, dict]]:
 
 def code_skeleton(source: str) -> str:
     """The code without its comments and the text of its string literals: what a code
-    translation must leave unchanged. (The fields of an f-string, {x:>8}, are code: kept.)"""
+    translation must leave unchanged. (The fields of an f-string, {x:>8}, are code: kept.)
+    IPython's magic and shell lines (``%matplotlib inline``, ``!pip ...``) are not Python:
+    they are kept as they are, and parsed as ``pass``."""
     import ast
+
+    lines = source.splitlines()
+    magics = [line.strip() for line in lines if line.lstrip().startswith(("%", "!"))]
+    source = "\n".join(line[:len(line) - len(line.lstrip())] + "pass"
+                       if line.lstrip().startswith(("%", "!")) else line for line in lines)
 
     class _Blank(ast.NodeTransformer):
         def visit_Constant(self, node):
@@ -324,7 +331,7 @@ def code_skeleton(source: str) -> str:
         def visit_JoinedStr(self, node):
             return ast.JoinedStr(values=[self.visit(v) for v in node.values if isinstance(v, ast.FormattedValue)])
 
-    return ast.dump(_Blank().visit(ast.parse(source)))
+    return "\n".join(magics + [ast.dump(_Blank().visit(ast.parse(source)))])
 
 
 def _first_code_cell_id(nb: dict) -> str | None:

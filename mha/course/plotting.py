@@ -74,7 +74,9 @@ def use_language(language: str) -> None:
             return
         rest = [f for f in matplotlib.rcParams["font.sans-serif"] if f != font]
         matplotlib.rcParams["font.sans-serif"] = [font, *rest]
-        matplotlib.rcParams["font.family"] = "sans-serif"
+        # Named first, the CJK font is also used for italic text: through the generic family alone,
+        # matplotlib would pick one italic font (DejaVu Sans Oblique, no Han glyphs) and draw boxes.
+        matplotlib.rcParams["font.family"] = [font, "sans-serif"]
         # The CJK font's minus sign is a hyphen-like glyph; keep ASCII '-' for tick labels.
         matplotlib.rcParams["axes.unicode_minus"] = False
 
