@@ -87,6 +87,34 @@ BUGS = {
             ('/ math.sqrt(q.shape[-1]), dim=-1)',
              '/ math.sqrt(q.shape[-1]), dim=-2)'),
         ], 'mistake:softmax_axis'),
+        ('q6', 'the large-t limit sums the values', [
+            ('uniform = v.mean(dim=-2, keepdim=True)',
+             'uniform = v.sum(dim=-2, keepdim=True)'),
+        ], 'mistake:summed'),
+        ('q6', 'the two limits swapped', [
+            ('return uniform, one_hot @ v',
+             'return one_hot @ v, uniform'),
+        ], 'mistake:swapped_limits'),
+        ('q6', 'the best query of each key', [
+            ('best = (q @ k.transpose(-2, -1)).argmax(dim=-1)',
+             'best = (q @ k.transpose(-2, -1)).argmax(dim=-2)'),
+        ], 'mistake:argmax_axis'),
+        ('q6', 'predicts the limits the wrong way round', [
+            ('prediction = {"t_large": "b", "t_small": "c"}',
+             'prediction = {"t_large": "c", "t_small": "b"}'),
+        ], 'disagrees with the limits'),
+        ('q7', 'the maximum of the whole tensor kept', [
+            ('exps = torch.exp(scores - scores.amax(dim=-1, keepdim=True))',
+             'exps = torch.exp(scores - scores.max())'),
+        ], 'mistake:global_max'),
+        ('q7', 'the scale taken from the values', [
+            ('scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])',
+             'scores = q @ k.transpose(-2, -1) / math.sqrt(v.shape[-1])'),
+        ], 'mistake:value_width'),
+        ('q7', 'an example whose every row holds the largest score', [
+            ('torch.tensor([[200.0], [1.0]])',
+             'torch.tensor([[200.0], [-200.0]])'),
+        ], 'returns no nan on it'),
     ],
     'ex02_multi_head': [
         ('q1', 'reshapes straight to [B, H, L, d]', [
@@ -159,6 +187,26 @@ BUGS = {
             ('/ math.sqrt(q.shape[-1]), dim=-1)',
              '/ math.sqrt(q.shape[-1]), dim=-2)'),
         ], 'mistake:softmax_axis'),
+        ('q7', 'head terms without the 1/sqrt(d) scale', [
+            ('heads = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(d), dim=-1) @ v',
+             'heads = torch.softmax(q @ k.transpose(-2, -1), dim=-1) @ v'),
+        ], 'mistake:no_scale'),
+        ('q7', 'head terms with the softmax over the queries', [
+            ('heads = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(d), dim=-1) @ v',
+             'heads = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(d), dim=-2) @ v'),
+        ], 'mistake:softmax_axis'),
+        ('q7', 'the output shared equally among the heads', [
+            ('return heads @ rows',
+             'return (heads.transpose(1, 2).reshape(x.shape) @ W_o)[:, None].expand(-1, H, -1, -1) / H'),
+        ], 'mistake:equal_share'),
+        ('q8', 'zeroes rows of W_q (input features) instead of the head\'s columns', [
+            ('silenced[:, head * d:(head + 1) * d] = 0',
+             'silenced[head * d:(head + 1) * d] = 0'),
+        ], 'mistake:wrong_block'),
+        ('q8', 'predicts that the silenced head attends to nothing', [
+            ('prediction = {"this_head": "b", "other_heads": "a"}',
+             'prediction = {"this_head": "c", "other_heads": "a"}'),
+        ], 'disagrees with the measurement'),
     ],
     'ex03_masking': [
         ('q1', 'inverted mask (True = blocked)', [
@@ -221,6 +269,18 @@ BUGS = {
             ('return causal_mask(L) & padding_mask(lengths, L)',
              'return ~(causal_mask(L) & padding_mask(lengths, L))'),
         ], 'mistake:inverted_mask'),
+        ('q6', 'a window of window + 1 positions', [
+            ('return (key <= position) & (key > position - window)',
+             'return (key <= position) & (key >= position - window)'),
+        ], 'mistake:too_wide'),
+        ('q6', 'queries at positions 0 .. L - 1', [
+            ('position = torch.arange(S - L, S)[:, None]',
+             'position = torch.arange(L)[:, None]'),
+        ], 'mistake:top_left'),
+        ('q6', 'the window mask inverted', [
+            ('return (key <= position) & (key > position - window)',
+             'return (key > position) | (key <= position - window)'),
+        ], 'mistake:inverted_mask'),
     ],
     'ex04_cross_attention': [
         ('q1', 'queries from the memory', [
@@ -281,6 +341,18 @@ BUGS = {
             ('return merge_heads(torch.softmax(scores, dim=-1) @ v) @ W_o',
              'return merge_heads(torch.softmax(scores, dim=-2) @ v) @ W_o'),
         ], 'mistake:softmax_axis'),
+        ('q5', 'padding matches padding', [
+            ('return (same & real)[:, None]',
+             'return same[:, None]'),
+        ], 'mistake:padding_matched'),
+        ('q5', 'the pair mask inverted', [
+            ('return (same & real)[:, None]',
+             'return ~(same & real)[:, None]'),
+        ], 'mistake:inverted_mask'),
+        ('q5', 'keys as rows, queries as columns', [
+            ('return (same & real)[:, None]',
+             'return (same & real).transpose(-2, -1)[:, None]'),
+        ], 'mistake:transposed'),
     ],
     'ex05_transformer_block': [
         ('q1', 'no ReLU', [
@@ -313,6 +385,34 @@ BUGS = {
             ('pe[:, 1::2] = torch.cos(angle)',
              'pe[:, 1::2] = torch.sin(angle)'),
         ]),
+        ('q7', 'the band leaves out distance w', [
+            ('return (i[:, None] - i[None, :]).abs() <= w',
+             'return (i[:, None] - i[None, :]).abs() < w'),
+        ], 'mistake:strict'),
+        ('q7', 'the band mask inverted', [
+            ('return (i[:, None] - i[None, :]).abs() <= w',
+             'return (i[:, None] - i[None, :]).abs() > w'),
+        ], 'mistake:inverted'),
+        ('q7', 'moves the token in the first row only', [
+            ('moved[:, position] += 1.0',
+             'moved[0, position] += 1.0'),
+        ], 'mistake:one_row'),
+        ('q7', 'forgets that the reach stops at the start of the sentence', [
+            ('prediction = {1: 3, 3: 6}',
+             'prediction = {1: 3, 3: 7}'),
+        ], 'disagrees with the measurement'),
+        ('q8', 'keeps the inputs at the padding', [
+            ('out = real.new_zeros(*mask.shape, real.shape[-1])',
+             'out = x.clone()'),
+        ], 'mistake:padding_kept'),
+        ('q8', 'runs ffn on every position, then picks the real ones', [
+            ('real = ffn(x[mask])',
+             'real = ffn(x)[mask]'),
+        ], 'it must receive only the 8 real tokens'),
+        ('q8', 'one call per row', [
+            ('real = ffn(x[mask])',
+             'real = torch.cat([ffn(row[keep]) for row, keep in zip(x, mask)])'),
+        ], 'called ffn 3 times'),
     ],
     'ex06_norms': [
         ('q1', 'unbiased variance', [
@@ -349,6 +449,54 @@ BUGS = {
             ('return ((x - mean) / torch.sqrt(var + eps) * weight + bias) * m',
              'return (x - mean) / torch.sqrt(var + eps) * weight + bias'),
         ], 'must be exactly 0'),
+        ('q5', 'True where the output did not change', [
+            ('return (norm(changed_x) - norm(x)).abs().amax(dim=-1) > tol',
+             'return (norm(changed_x) - norm(x)).abs().amax(dim=-1) <= tol'),
+        ], 'mistake:inverted'),
+        ('q5', 'signed difference: misses outputs that went down', [
+            ('return (norm(changed_x) - norm(x)).abs().amax(dim=-1) > tol',
+             'return (norm(changed_x) - norm(x)).amax(dim=-1) > tol'),
+        ], 'mistake:signed'),
+        ('q5', 'predicts that scaling a token changes its LayerNorm output', [
+            ('"layer_norm": {"token_shift": True, "token_scale": True,',
+             '"layer_norm": {"token_shift": True, "token_scale": False,'),
+        ], 'disagrees with the measurement'),
+        ('q5', 'predicts that BatchNorm ignores a shift of one token', [
+            ('"batch_norm_train": {"token_shift": False,',
+             '"batch_norm_train": {"token_shift": True,'),
+        ], 'disagrees with the measurement'),
+        ('q6', 'groups of every G-th feature', [
+            ('pieces = x.reshape(*x.shape[:-1], groups, D // groups)',
+             'pieces = x.reshape(*x.shape[:-1], D // groups, groups).transpose(-2, -1)'),
+            ('torch.sqrt(var + eps)).reshape(x.shape)',
+             'torch.sqrt(var + eps)).transpose(-2, -1).reshape(x.shape)'),
+        ], 'mistake:interleaved'),
+        ('q6', 'unbiased variance', [
+            ('var = pieces.var(dim=-1, keepdim=True, unbiased=False)',
+             'var = pieces.var(dim=-1, keepdim=True)'),
+        ], 'mistake:unbiased'),
+        ('q6', 'statistics across the groups', [
+            ('mean = pieces.mean(dim=-1, keepdim=True)',
+             'mean = pieces.mean(dim=-2, keepdim=True)'),
+            ('var = pieces.var(dim=-1, keepdim=True, unbiased=False)',
+             'var = pieces.var(dim=-2, keepdim=True, unbiased=False)'),
+        ], 'mistake:across_groups'),
+        ('q6', 'no ValueError when D is not a multiple of groups', [
+            ('if D % groups != 0:',
+             'if False:'),
+        ], 'should raise ValueError'),
+        ('q7', 'scales the rows of W (input features)', [
+            ('return W * scale, (b - running_mean) * scale + bias',
+             'return W * scale[:, None], (b - running_mean) * scale + bias'),
+        ], 'mistake:scaled_rows'),
+        ('q7', 'keeps the running mean in the bias', [
+            ('return W * scale, (b - running_mean) * scale + bias',
+             'return W * scale, b * scale + bias'),
+        ], 'mistake:mean_kept'),
+        ('q7', 'no eps in the scale', [
+            ('scale = weight / torch.sqrt(running_var + eps)',
+             'scale = weight / torch.sqrt(running_var)'),
+        ], 'mistake:no_eps'),
     ],
     'ex07_decoding': [
         ('q1', 'shifts left', [
@@ -423,6 +571,18 @@ BUGS = {
             ('logits = model(src, shift_right(tgt, bos_id), src_mask=src_mask)',
              'logits = model(src, shift_right(tgt, bos_id))'),
         ], 'the second source is padded'),
+        ('q6', 'eos_id allowed at the last of the min_len steps', [
+            ('if step <= min_len:',
+             'if step < min_len:'),
+        ], 'mistake:too_early'),
+        ('q6', 'no minimum length at all', [
+            ('logits[:, eos_id] = float("-inf")                    # too early to stop',
+             'pass'),
+        ], 'eos_id appears among its first min_len tokens'),
+        ('q6', 'finished rows not kept at eos_id', [
+            ('next_token = logits.argmax(dim=-1).masked_fill(finished, eos_id)',
+             'next_token = logits.argmax(dim=-1)'),
+        ]),
     ],
     'ex08_heads': [
         ('q1', '0 * log 0 gives nan', [
@@ -441,14 +601,36 @@ BUGS = {
             ('return k.repeat_interleave(group, dim=1)',
              'return k.repeat(1, group, 1, 1)'),
         ], 'use repeat_interleave along dim 1'),
-        ('q4', 'counts the keys only', [
-            ('per_layer = 2 * batch',
-             'per_layer = batch'),
-        ], 'the keys AND the values'),
-        ('q4', 'counts numbers, not bytes', [
-            ('return num_layers * per_layer * bytes_per_number',
-             'return num_layers * per_layer'),
-        ], 'multiply by the number of bytes'),
+        ('q4', 'forgets the 1/sqrt(d_k) scale', [
+            ('weights = torch.softmax(rows @ k.transpose(-2, -1) / math.sqrt(d), dim=-1)',
+             'weights = torch.softmax(rows @ k.transpose(-2, -1), dim=-1)'),
+        ], 'mistake:no_scale'),
+        ('q4', "softmax over the group's query rows", [
+            ('weights = torch.softmax(rows @ k.transpose(-2, -1) / math.sqrt(d), dim=-1)',
+             'weights = torch.softmax(rows @ k.transpose(-2, -1) / math.sqrt(d), dim=-2)'),
+        ], 'mistake:softmax_axis'),
+        ('q4', 'query heads tiled over the key/value heads (h % H_kv)', [
+            ('rows = q.reshape(B, H_kv, group * L, d)',
+             'rows = q.reshape(B, group, H_kv, L, d).transpose(1, 2).reshape(B, H_kv, group * L, d)'),
+            ('return (weights @ v).reshape(B, H, L, v.shape[-1])',
+             'return (weights @ v).reshape(B, H_kv, group, L, v.shape[-1]).transpose(1, 2).reshape(B, H, L, v.shape[-1])'),
+        ], 'mistake:tiled_groups'),
+        ('q5', 'switches off one query head only', [
+            ('keep[kv_head * group:(kv_head + 1) * group] = 0.0',
+             'keep[kv_head] = 0.0'),
+        ], 'mistake:one_query_head'),
+        ('q5', 'switches off every H_kv-th query head', [
+            ('keep[kv_head * group:(kv_head + 1) * group] = 0.0',
+             'keep[kv_head::H_kv] = 0.0'),
+        ], 'mistake:tiled_group'),
+        ('q6', 'predicts the entropy of the last row only, log 8', [
+            ('predicted_entropy = 1.3256',
+             'predicted_entropy = 2.0794'),
+        ], 'disagrees with the measurement'),
+        ('q6', 'uniform over every key, the causal mask forgotten', [
+            ('allowed = torch.ones(L, L).tril()                          # query i sees keys 0..i',
+             'allowed = torch.ones(L, L)'),
+        ], 'the weights must respect the causal mask'),
     ],
     'ex09_debugging': [
         ('q1', 'leaves the floor division', [
@@ -497,6 +679,36 @@ BUGS = {
             ('    scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)\n    if mask is not None:\n        scores = scores.masked_fill(~mask',
              '    scores = q @ k.transpose(-2, -1)\n    if mask is not None:\n        scores = scores.masked_fill(~mask'),
         ], 'mistake:no_scale'),
+        ('q6', 'leaves the scale by sqrt(D)', [
+            ('scores = q @ k.transpose(-2, -1) / math.sqrt(parts.head_dim)  # [B, H, L, L]',
+             'scores = q @ k.transpose(-2, -1) / math.sqrt(D)  # [B, H, L, L]'),
+        ], 'mistake:scale_by_d_model'),
+        ('q6', 'drops the scale', [
+            ('scores = q @ k.transpose(-2, -1) / math.sqrt(parts.head_dim)  # [B, H, L, L]',
+             'scores = q @ k.transpose(-2, -1)  # [B, H, L, L]'),
+        ], 'mistake:no_scale'),
+        ('q6', 'leaves the masked scores unused', [
+            ('scores = scores.masked_fill(~real[:, None, None, :], float("-inf"))',
+             'scores.masked_fill(~real[:, None, None, :], float("-inf"))'),
+        ], 'mistake:mask_discarded'),
+        ('q6', 'leaves the mask on the queries', [
+            ('scores = scores.masked_fill(~real[:, None, None, :], float("-inf"))',
+             'scores = scores.masked_fill(~real[:, None, :, None], float("-inf"))'),
+        ], 'mistake:mask_on_queries'),
+        ('q6', 'leaves the maximum over the queries', [
+            ('scores = scores - scores.amax(dim=-1, keepdim=True)         # for a stable exp',
+             'scores = scores - scores.amax(dim=-2, keepdim=True)         # for a stable exp'),
+        ], 'mistake:max_over_queries'),
+        ('q6', 'normalises over the queries', [
+            ('scores = scores - scores.amax(dim=-1, keepdim=True)         # for a stable exp',
+             'scores = scores - scores.amax(dim=-2, keepdim=True)         # for a stable exp'),
+            ('weights = scores.exp() / scores.exp().sum(dim=-1, keepdim=True)   # over the keys',
+             'weights = scores.exp() / scores.exp().sum(dim=-2, keepdim=True)   # over the keys'),
+        ], 'mistake:softmax_axis'),
+        ('q6', 'inverted padding mask', [
+            ('scores = scores.masked_fill(~real[:, None, None, :], float("-inf"))',
+             'scores = scores.masked_fill(real[:, None, None, :], float("-inf"))'),
+        ], 'mistake:inverted_mask'),
     ],
     'ex10_efficient_attention': [
         ('q1', 'does not rescale l when the maximum grows', [
@@ -516,7 +728,7 @@ BUGS = {
         ('q3', 'averages the two parts', [
             ('return w_a[..., None] * out_a + w_b[..., None] * out_b, lse',
              'return (out_a + out_b) / 2, lse'),
-        ], 'weigh each by its share'),
+        ], 'in proportion to the share of the total probability mass'),
         ('q3', 'nan when a query has no key at all', [
             ('w_a = torch.exp(lse_a - lse).nan_to_num(0.0)',
              'w_a = torch.exp(lse_a - lse)'),
@@ -529,6 +741,26 @@ BUGS = {
             ('s = q @ k_block.transpose(-2, -1) * scale                  # [..., L, b]\n        new_m = s.amax(dim=-1) if m is None else torch.maximum(m, s.amax(dim=-1))\n        p = torch.exp(s - new_m[..., None])                        # [..., L, b]\n        if m is None:\n            l, acc = p.sum(dim=-1), p @ v_block',
              's = q @ k_block.transpose(-2, -1)                  # [..., L, b]\n        new_m = s.amax(dim=-1) if m is None else torch.maximum(m, s.amax(dim=-1))\n        p = torch.exp(s - new_m[..., None])                        # [..., L, b]\n        if m is None:\n            l, acc = p.sum(dim=-1), p @ v_block'),
         ], 'mistake:no_scale'),
+        ('q4', 'does not rescale the running sum', [
+            ('l = block_sum if m is None else l * torch.exp(m - new_m) + block_sum',
+             'l = block_sum if m is None else l + block_sum'),
+        ], 'mistake:stale_sum'),
+        ('q4', 'returns the log-likelihood (sign reversed)', [
+            ('return m + torch.log(l) - picked',
+             'return picked - m - torch.log(l)'),
+        ], 'mistake:sign'),
+        ('q4', 'picks the target with its global index in every block', [
+            ('local = (targets - start).clamp(0, b - 1)',
+             'local = targets.clamp(0, b - 1)'),
+        ]),
+        ('q5', 'counts the first block too', [
+            ('m, count = block_max, torch.zeros(block_max.shape, dtype=torch.long)',
+             'm, count = block_max, torch.ones(block_max.shape, dtype=torch.long)'),
+        ], 'count only the blocks AFTER the first'),
+        ('q5', 'predicts log(64)', [
+            ('prediction = 3.74  # H_64 - 1',
+             'prediction = 4.16  # H_64 - 1'),
+        ], 'disagrees with the measurement'),
     ],
     'ex13_positions': [
         ('q1', 'interleaved pairs instead of halves', [
@@ -565,6 +797,26 @@ BUGS = {
             ('weights = torch.softmax(q_new @ cache_k.transpose(-2, -1) / math.sqrt(q_new.shape[-1]), dim=-1)',
              'weights = torch.softmax(q_new @ cache_k.transpose(-2, -1) / math.sqrt(q_new.shape[-1]), dim=-2)'),
         ], 'mistake:softmax_axis'),
+        ('q4', 'reorders the rows over the whole width', [
+            ('return weight.view(num_heads, d, D)[:, order].reshape(HD, D)       # the same order in every head',
+             'return weight[torch.cat([torch.arange(0, HD, 2), torch.arange(1, HD, 2)])]'),
+        ], 'mistake:whole_width'),
+        ('q4', 'the inverse reordering', [
+            ('return weight.view(num_heads, d, D)[:, order].reshape(HD, D)       # the same order in every head',
+             'return weight.view(num_heads, d, D)[:, order.argsort()].reshape(HD, D)'),
+        ], 'mistake:inverse'),
+        ('q4', 'reorders the input columns', [
+            ('return weight.view(num_heads, d, D)[:, order].reshape(HD, D)       # the same order in every head',
+             'return weight[:, torch.cat([torch.arange(0, D, 2), torch.arange(1, D, 2)])]'),
+        ], 'mistake:columns'),
+        ('q5', 'rows and columns exchanged', [
+            ('return torch.cat([rope(x[..., : d // 2], rows, base), rope(x[..., d // 2:], cols, base)], dim=-1)',
+             'return torch.cat([rope(x[..., : d // 2], cols, base), rope(x[..., d // 2:], rows, base)], dim=-1)'),
+        ], 'mistake:swapped'),
+        ('q5', 'one position row + column', [
+            ('return torch.cat([rope(x[..., : d // 2], rows, base), rope(x[..., d // 2:], cols, base)], dim=-1)',
+             'return rope(x, rows + cols, base)'),
+        ], 'mistake:summed'),
     ],
     'ex14_modern_block': [
         ('q1', 'subtracts the mean (LayerNorm)', [
@@ -598,7 +850,27 @@ BUGS = {
         ('q4', 'scales the columns (shape error)', [
             ('return weight[:, None] * W_gate, weight[:, None] * W_up',
              'return W_gate * weight, W_up * weight'),
-        ], "x @ W sums over W's rows"),
+        ], "one number per INPUT feature"),
+        ('q5', 'RMSNorm straight in float16 (the squares overflow)', [
+            ('s = x.abs().amax(dim=-1, keepdim=True).clamp_min(1e-4)              # [..., 1]',
+             's = torch.ones_like(x[..., :1])'),
+        ], 'mistake:overflow'),
+        ('q5', 'rescales the row but not eps', [
+            ('+ eps / s / s)',
+             '+ eps)'),
+        ], 'mistake:eps_unscaled'),
+        ('q6', 'forgets the 1/sqrt(d) scale', [
+            ('return q @ k.transpose(-2, -1) / math.sqrt(d)',
+             'return q @ k.transpose(-2, -1)'),
+        ], 'mistake:no_scale'),
+        ('q6', 'normalises to length 1 instead of a root mean square of 1', [
+            ('q = q / torch.sqrt(q.pow(2).mean(dim=-1, keepdim=True) + eps)\n    k = k / torch.sqrt(k.pow(2).mean(dim=-1, keepdim=True) + eps)',
+             'q = q / torch.sqrt(q.pow(2).sum(dim=-1, keepdim=True) + eps)\n    k = k / torch.sqrt(k.pow(2).sum(dim=-1, keepdim=True) + eps)'),
+        ], 'mistake:unit_length'),
+        ('q6', 'predicts a bound of 1', [
+            ('score_bound = 4.0',
+             'score_bound = 1.0'),
+        ], 'disagrees with the measurement'),
     ],
     'ex11_language_model': [
         ('q1', 'predicts the same position (no shift)', [
@@ -616,11 +888,27 @@ BUGS = {
         ('q3', 'drops the token that reaches p', [
             ('remove_sorted = mass_before >= p                    # the set had already reached p',
              'remove_sorted = probs.cumsum(dim=-1) > p'),
-        ], 'keep the token whose probability makes the sum reach p'),
+        ], 'the token whose probability makes the sum reach p belongs to the set too'),
         ('q4', 'absolute threshold', [
             ('threshold = p_base * probs.amax(dim=-1, keepdim=True)',
              'threshold = p_base'),
         ], 'the threshold is RELATIVE'),
+        ('q5', 'mean of the texts\' mean losses', [
+            ('return losses[real.flatten()].mean()',
+             'return ((losses.view(real.shape) * real).sum(dim=1) / real.sum(dim=1)).mean()'),
+        ], 'mistake:mean_of_means'),
+        ('q5', 'averages over the padding too', [
+            ('return losses[real.flatten()].mean()',
+             'return losses.mean()'),
+        ], 'mistake:padding_counted'),
+        ('q6', 'predicts that min-p commutes with the temperature', [
+            ('prediction = {"top_k": True, "top_p": False, "min_p": False}',
+             'prediction = {"top_k": True, "top_p": False, "min_p": True}'),
+        ], 'disagrees with the measurement'),
+        ('q6', 'forgets the temperature on one side', [
+            ('last = filter_fn(logits) / temperature',
+             'last = filter_fn(logits)'),
+        ]),
     ],
     'ex12_beam_search': [
         ('q1', 'ranks by the token log-probability only', [
@@ -639,6 +927,22 @@ BUGS = {
             ('second = torch.tensor([[0.5, 0.5], [1.0, 0.0]])',
              'second = torch.tensor([[0.9, 0.1], [0.5, 0.5]])'),
         ], 'starts with it too'),
+        ('q4', "greedy's path stays in the beam (the wider beam does as well)", [
+            ('tables[1, 1] = torch.tensor([0.0, 0.0, 0.0, 0.5, 0.5])',
+             'tables[1, 1] = torch.tensor([0.0, 0.0, 0.0, 0.2, 0.8])'),
+        ], 'the beam must end lower'),
+        ('q5', 'extends the finished hypotheses like the others', [
+            ('    log_probs = torch.where(finished[..., None], carry, log_probs)\n',
+             ''),
+        ], 'mistake:extends_finished'),
+        ('q5', 'drops the finished hypotheses', [
+            ('carry[..., eos_id] = 0.0                                      # eos again, for free',
+             'pass'),
+        ], 'mistake:drops_finished'),
+        ('q5', 'charges eos again', [
+            ('carry[..., eos_id] = 0.0                                      # eos again, for free',
+             'carry[..., eos_id] = log_probs[..., eos_id]'),
+        ], 'mistake:pays_eos_again'),
     ],
     'ex15_capstone': [
         # The first entry is graded through the instructor command by the slow tests: a training
@@ -717,5 +1021,79 @@ BUGS = {
             ('scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)           # [B, H, T, T]',
              'scores = q @ k.transpose(-2, -1)           # [B, H, T, T]'),
         ], 'mistake:no_scale'),
+    ],
+    'ex16_induction_heads': [
+        ('q1', 'scores the earlier occurrence itself (offset 0)', [
+            ('queries, keys = batch.dst[b] + i, batch.src[b] + i + 1',
+             'queries, keys = batch.dst[b] + i, batch.src[b] + i'),
+        ], 'mistake:offset_zero'),
+        ('q1', 'two positions after the earlier occurrence (offset 2)', [
+            ('queries, keys = batch.dst[b] + i, batch.src[b] + i + 1',
+             'queries, keys = batch.dst[b] + i, batch.src[b] + i + 2'),
+        ], 'mistake:offset_two'),
+        ('q1', 'the queries are the predicted tokens, one position late', [
+            ('queries, keys = batch.dst[b] + i, batch.src[b] + i + 1',
+             'queries, keys = batch.dst[b] + i + 1, batch.src[b] + i + 2'),
+        ], 'mistake:query_late'),
+        ('q1', "leaves out the copy's first token as a query", [
+            ('i = torch.arange(int(batch.length[b]) - 1)',
+             'i = torch.arange(1, int(batch.length[b]) - 1)'),
+        ], 'mistake:first_query_left_out'),
+        ('q1', "counts the copy's last token as a query", [
+            ('i = torch.arange(int(batch.length[b]) - 1)',
+             'i = torch.arange(int(batch.length[b]))'),
+        ], 'mistake:last_query_added'),
+        ('q1', 'one mean over the copy positions of all the sequences', [
+            ('per_sequence.append(weights[b, :, queries, keys].mean(dim=-1))   # [H]',
+             'per_sequence.append(weights[b, :, queries, keys])'),
+            ('return torch.stack(per_sequence).mean(dim=0)',
+             'return torch.cat(per_sequence, dim=-1).mean(dim=-1)'),
+        ], 'mistake:pooled'),
+        ('q1', 'query and key axes swapped', [
+            ('per_sequence.append(weights[b, :, queries, keys].mean(dim=-1))   # [H]',
+             'per_sequence.append(weights[b, :, keys, queries].mean(dim=-1))'),
+        ], 'mistake:transposed'),
+        ('q2', 'zeroes sequence positions instead of features', [
+            ('merged[..., head * d_k:(head + 1) * d_k] = 0.0',
+             'merged[:, head * d_k:(head + 1) * d_k] = 0.0'),
+        ], 'mistake:sequence_axis'),
+        ('q2', "zeroes o_proj's output, not its input", [
+            ('handle = attn.o_proj.register_forward_pre_hook(zero_head)',
+             'handle = attn.o_proj.register_forward_hook(lambda module, args, out: zero_head(module, (out,))[0])'),
+        ], 'mistake:o_proj_output'),
+        ('q2', "zeroes the head's queries", [
+            ('handle = attn.o_proj.register_forward_pre_hook(zero_head)',
+             'handle = attn.q_proj.register_forward_hook(lambda module, args, out: zero_head(module, (out,))[0])'),
+        ], 'mistake:query_zeroed'),
+        ('q2', 'layer and head swapped', [
+            ('attn = model.attns[layer]',
+             'attn = model.attns[head]'),
+            ('merged[..., head * d_k:(head + 1) * d_k] = 0.0',
+             'merged[..., layer * d_k:(layer + 1) * d_k] = 0.0'),
+        ], 'mistake:layer_and_head_swapped'),
+        ('q2', 'the pre-hook returns nothing: the input is unchanged', [
+            ('return (merged,)',
+             'return None'),
+        ], 'mistake:nothing_removed'),
+        ('q2', 'leaves the hook in the model', [
+            ('handle.remove()                                       # the model as it was',
+             'pass'),
+        ], 'mistake:left_in_model'),
+        ('q3', 'the head with the lowest previous-token score', [
+            ('previous_token_head = (0, int(previous_scores.argmax()))',
+             'previous_token_head = (0, int(previous_scores.argmin()))'),
+        ], 'is not the previous-token head'),
+        ('q3', 'the losses, not their increase', [
+            ('ablation_costs = induction.ablation_table(model, batch)',
+             'ablation_costs = induction.ablation_table(model, batch) + induction.evaluate(model, batch)'),
+        ], 'the question asks for their increase'),
+        ('q4', 'layer 1 scored on the weights of the whole model', [
+            ('with torch.no_grad(), induction.ablate_heads(model, heads):\n        _, weights = model(batch.tokens, need_weights=True)   # recomputed without those heads',
+             'with torch.no_grad():\n        _, weights = model(batch.tokens, need_weights=True)'),
+        ], 'mistake:weights_not_recomputed'),
+        ('q4', 'predicts that layer 1 loses everything', [
+            ('prediction = "c"',
+             'prediction = "b"'),
+        ], 'is not what the given model does'),
     ],
 }

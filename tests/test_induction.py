@@ -13,8 +13,8 @@ import torch.nn.functional as F
 
 from mha import apply_rope
 from mha.course.induction import (AttentionOnly, CopyBatch, ablate_heads, ablation_table,
-                                  copy_batch, copy_loss, evaluate, induction_score,
-                                  previous_token_score)
+                                  copy_batch, copy_loss, evaluate, exercise_model, head_scores,
+                                  induction_score, previous_token_score)
 
 
 def batch_of(seed=0, B=200, **kw):
@@ -182,3 +182,38 @@ def test_weights_start_from_a_normal_with_std_002():
     w = torch.cat([model.embed.weight.flatten(), model.attns[0].q_proj.weight.flatten()])
     assert w.std().item() == pytest.approx(0.02, rel=0.05)
     assert model.attns[0].q_proj.bias.abs().max() == 0
+
+
+# ------------------------------------------------------------------ exercise 16's model
+
+def test_the_exercise_model_is_trained_once_and_handed_out_as_separate_copies():
+    rng, threads = torch.random.get_rng_state(), torch.get_num_threads()
+    first, second = exercise_model(), exercise_model()
+    # neither the training nor the copies draw from the caller's generator or keep one thread
+    assert torch.equal(torch.random.get_rng_state(), rng) and torch.get_num_threads() == threads
+    assert first is not second and not first.training and not second.training
+    a, b = first.state_dict(), second.state_dict()
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    with torch.no_grad():  # a learner who changes their copy changes no other
+        first.attns[1].o_proj.weight.zero_()
+    assert not torch.equal(first.attns[1].o_proj.weight, second.attns[1].o_proj.weight)
+    assert torch.equal(exercise_model().attns[1].o_proj.weight, second.attns[1].o_proj.weight)
+
+
+def test_the_exercise_model_has_the_circuit_the_exercise_asks_about():
+    """Exercise 16's premises, measured: a previous-token head in layer 0 whose removal is the
+    costliest, an induction head in layer 1, and (question 4's answer "c") removing the
+    previous-token head lowers layer 1's best induction score by more than 0.1 but not below 0.15."""
+    model = exercise_model()
+    batch = batch_of(seed=16, B=64)
+    assert evaluate(model, batch) < 1.0  # ln 64 = 4.16 before the phase change
+    scores, table = head_scores(model, batch), ablation_table(model, batch)
+    previous = int(scores["previous_token"][0].argmax())
+    assert scores["previous_token"][0, previous] > 0.6 and int(table[0].argmax()) == previous
+    assert table[0, previous] == table.max()
+    best = scores["induction"][1].max().item()
+    assert best > 0.7 and int(scores["induction"][1].argmax()) == int(table[1].argmax())
+    with torch.no_grad(), ablate_heads(model, [(0, previous)]):
+        _, weights = model(batch.tokens, need_weights=True)
+    after = induction_score(weights[1], batch).max().item()
+    assert 0.15 <= after < best - 0.1

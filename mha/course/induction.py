@@ -33,11 +33,16 @@ The scores (exact definitions, weights ``A`` ``[B, H, T, T]``, query row, key co
 
 Ablation (:func:`ablate_heads`): a head is removed by zeroing its output, the head's
 ``d_k`` slice of the merged heads, just before the output projection ``o_proj``.
+
+Exercise 16 gives the learner a model trained here with a seed chapter 15 does not show
+(:func:`exercise_model`), so that its heads must be found by measurement.
 """
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -312,3 +317,39 @@ def train(num_layers: int = 2, steps: int = 1000, seed: int = 0, positions: str 
     result.cpu_seconds = time.process_time() - cpu_start
     model.eval()
     return result
+
+
+# Exercise 16's model: a seed and a length of training that chapter 15 does not use.
+EXERCISE_SEED = 4
+EXERCISE_STEPS = 500
+_exercise_lock = threading.Lock()  # the grader runs tests in threads: train once, not once per thread
+
+
+@functools.lru_cache(maxsize=1)
+def _exercise_weights() -> dict[str, torch.Tensor]:
+    threads = torch.get_num_threads()
+    # One thread: the same sums in the same order in the learner's process and the grader's,
+    # so that both train the same model. The caller's random state is left as it was.
+    torch.set_num_threads(1)
+    try:
+        with torch.random.fork_rng(devices=[]):
+            result = train(num_layers=2, steps=EXERCISE_STEPS, seed=EXERCISE_SEED)
+    finally:
+        torch.set_num_threads(threads)
+    return result.model.state_dict()
+
+
+def exercise_model() -> AttentionOnly:
+    """Exercise 16's model: a 2-layer :class:`AttentionOnly` trained by :func:`train` with the
+    chapter's settings and ``EXERCISE_SEED`` for ``EXERCISE_STEPS`` steps, in eval mode.
+
+    The training runs once per process (about 20 s of CPU); every call returns a new
+    model with a copy of those weights, so a learner who changes one changes no other. Neither
+    the training nor the copy draws from the caller's random number generator.
+    """
+    with _exercise_lock:
+        weights = _exercise_weights()
+    with torch.random.fork_rng(devices=[]):  # initial weights, replaced below: no draw from the caller's
+        model = AttentionOnly(num_layers=2)
+    model.load_state_dict(weights)  # copies: the cached weights stay as trained
+    return model.eval()

@@ -107,4 +107,33 @@ MISTAKES = {
             "zh": "softmax 的轴不对：每个查询的注意力权重（一行，在键上）之和必须为 1。",
         },
     },
+    "q6": {
+        "summed": {
+            "seen": "the large-t limit equals the sum of the value rows",
+            "en": "at a large temperature every key gets the same weight, and the weights still sum to 1: the row is an average, not a sum.",
+            "zh": "温度很大时每个键得到相同的权重，而权重之和仍为 1：这一行是平均，而不是求和。",
+        },
+        "swapped_limits": {
+            "seen": "the large-t limit equals the small-t one, or the other way round",
+            "en": "your two limits are swapped: dividing the scores by a large t flattens their differences; dividing by a small t magnifies them.",
+            "zh": "你的两个极限弄反了：分数除以很大的 t 会抹平它们之间的差别；除以很小的 t 会放大这些差别。",
+        },
+        "argmax_axis": {
+            "seen": "the small-t limit picks, for each key, its best query (the argmax over the queries)",
+            "en": "you picked the best query for each key; each query (each output row) takes the value of its own best key, the largest score in its row.",
+            "zh": "你为每个键挑选了最好的查询；应当是每个查询（每个输出行）取它自己得分最高的键的值，即它那一行中最大的分数。",
+        },
+    },
+    "q7": {
+        "global_max": {
+            "seen": "the weights have nan for a query whose scores are all far below the largest score of the whole tensor",
+            "en": "still nan for a query whose scores are all far below the largest score of the whole tensor: every exponential of that row underflows to 0, and 0 / 0 = nan. Which maximum keeps at least one exponential of every row equal to 1?",
+            "zh": "对于所有分数都远低于整个张量中最大分数的查询，结果仍是 nan：那一行的每个指数都下溢为 0，而 0 / 0 = nan。减去哪一个最大值才能让每一行至少有一个指数等于 1？",
+        },
+        "value_width": {
+            "seen": "the weights equal the softmax of the scores scaled by sqrt(d_v)",
+            "en": "the scores are scaled by the width of the values; the scale is the square root of the width of the queries and keys, d_k, which differs from d_v here.",
+            "zh": "分数是按值的宽度缩放的；缩放因子应是查询和键的宽度 d_k 的平方根，这里 d_k 与 d_v 不同。",
+        },
+    },
 }

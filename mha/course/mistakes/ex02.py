@@ -6,6 +6,8 @@ idea to check, never the code that fixes it. A new mistake also needs a planted 
 grading/known_bugs.py (feedback "mistake:<id>") and its value in the question's test.
 """
 
+from .classics import NO_SCALE, SOFTMAX_AXIS
+
 MISTAKES = {
     "q3": {
         "no_scale": {
@@ -29,6 +31,22 @@ MISTAKES = {
             "seen": "the weights equal the reference's with the softmax over the queries",
             "en": "the softmax runs over the wrong axis: each query's weights (one row, over the keys) must sum to 1.",
             "zh": "softmax 的轴不对：每个查询的注意力权重（一行，在键上）之和必须为 1。",
+        },
+    },
+    "q7": {
+        "no_scale": NO_SCALE,
+        "softmax_axis": SOFTMAX_AXIS,
+        "equal_share": {
+            "seen": "every head's term equals the layer's output divided by H",
+            "en": "you shared the output equally among the heads; each head's term is what its own attention, through the rows of W_o that read that head, adds to the output, and the heads differ.",
+            "zh": "你把输出平均分给了各个头；每个头的项是它自己的注意力经过 W_o 中读取这个头的那些行之后加到输出上的部分，各个头并不相同。",
+        },
+    },
+    "q8": {
+        "wrong_block": {
+            "seen": "the silenced head's weights differ from the reference's (another block of W_q was zeroed)",
+            "en": "the wrong part of W_q is zeroed: head h's queries come from the h-th block of d columns of the projection (question 1), so that block of columns is what to silence, not rows and not another head's block.",
+            "zh": "W_q 中被置零的部分不对：头 h 的查询来自投影的第 h 块、共 d 列（第 1 题），所以要静音的是这一块列，而不是行，也不是别的头的那一块。",
         },
     },
 }

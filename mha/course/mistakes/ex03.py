@@ -43,4 +43,21 @@ MISTAKES = {
             "zh": "你的掩码反了：True 必须表示“可以关注”，即一个位于过去、又是真实词元的键。",
         },
     },
+    "q6": {
+        "too_wide": {
+            "seen": "each query sees window + 1 positions",
+            "en": "each query sees one position too many: the window counts the query's own position, so it holds exactly `window` keys.",
+            "zh": "每个查询多看了一个位置：窗口把查询自己的位置也算在内，所以它恰好包含 `window` 个键。",
+        },
+        "top_left": {
+            "seen": "the queries are placed at positions 0 .. L - 1 instead of the last L of S",
+            "en": "your queries sit at positions 0 .. L - 1; they are the last L of the S positions (bottom-right, as in question 1), so the first query sits at S - L.",
+            "zh": "你的查询位于位置 0 .. L - 1；它们应是 S 个位置中的最后 L 个（右下对齐，与第 1 题相同），所以第一个查询位于 S - L。",
+        },
+        "inverted_mask": {
+            "seen": "the mask equals the reference's negation",
+            "en": "your mask is inverted: True must mean that the query may attend to the key.",
+            "zh": "你的掩码反了：True 必须表示查询可以关注这个键。",
+        },
+    },
 }

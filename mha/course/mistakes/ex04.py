@@ -37,4 +37,21 @@ MISTAKES = {
         "no_scale": NO_SCALE,
         "softmax_axis": SOFTMAX_AXIS,
     },
+    "q5": {
+        "padding_matched": {
+            "seen": "the mask lets a padding query attend to the padding keys (-1 == -1)",
+            "en": "padding meets padding: -1 equals -1, so your padding queries attend to the padding keys. Padding is no sentence pair: it must never be allowed.",
+            "zh": "填充碰上了填充：-1 等于 -1，所以你的填充查询关注了填充键。填充不属于任何句子对：它永远不能被允许。",
+        },
+        "inverted_mask": {
+            "seen": "the mask equals the reference's negation",
+            "en": "your mask is inverted: True must mean that the decoder token may attend to the memory token.",
+            "zh": "你的掩码反了：True 必须表示解码器词元可以关注这个记忆词元。",
+        },
+        "transposed": {
+            "seen": "the mask is [B, 1, S, L]",
+            "en": "your mask is [B, 1, S, L]: the rows are the decoder's L queries, the columns the memory's S keys.",
+            "zh": "你的掩码是 [B, 1, S, L]：行应是解码器的 L 个查询，列应是记忆的 S 个键。",
+        },
+    },
 }

@@ -3,7 +3,7 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q1"
-points = 2
+points = 1
 all_or_nothing = True
 
 @test_case(points=None, hidden=False)

@@ -3,37 +3,46 @@ from otter.test_files import test_case
 OK_FORMAT = False
 
 name = "q4"
-points = 2
+points = 4
 all_or_nothing = True
 
 @test_case(points=None, hidden=False)
-def test_kv_cache_bytes(kv_cache_bytes):
+def test_grouped_attention(grouped_attention):
+    import math
     import torch
-    from mha.course.checks import call, check_equal
+    import torch.nn.functional as F
+    import mha
+    from mha.course.checks import call, check_tensor, forbid, randn
+    from mha.course.mistakes import classic_attention, hints as catalogued
+    copies = 'each key/value head must serve its whole group without being copied.'
+    forbid(grouped_attention, 'grouped_attention', {'repeat_kv': copies, 'repeat_interleave': copies, 'repeat': copies, 'expand': copies, 'expand_as': copies, 'tile': copies, 'broadcast_to': copies, 'scaled_dot_product_attention': 'compute the attention yourself.'})
 
-    def measured(layers, kv_heads, d, S, B, dtype):
-        """The reference: allocate the cache and count its bytes."""
-        cache = [(torch.zeros(B, kv_heads, S, d, dtype=dtype), torch.zeros(B, kv_heads, S, d, dtype=dtype)) for _ in range(layers)]
-        return sum((t.numel() * t.element_size() for pair in cache for t in pair))
-    for args in [(2, 4, 8, 10, 3, torch.float32), (3, 2, 16, 7, 1, torch.float16)]:
-        expected = measured(*args)
-        layers, kv_heads, d, S, B, dtype = args
-        numbers = layers * kv_heads * d * S * B
-        hints = [(expected // 2, 'the cache holds the keys AND the values: two tensors [B, H_kv, S, d] per layer.'), (expected * 8, 'bytes, not bits: a float32 takes 4 bytes, a float16 2.'), (lambda n: n == 2 * numbers or n == numbers, 'multiply by the number of bytes of one number in dtype: 4 for float32, 2 for float16.')]
-        got = call(kv_cache_bytes, 'kv_cache_bytes', num_layers=layers, num_kv_heads=kv_heads, head_dim=d, seq_len=S, batch=B, dtype=dtype)
-        if isinstance(got, torch.Tensor) and got.numel() == 1:
-            got = int(got)
-        check_equal(got, expected, f'kv_cache_bytes({layers} layers, {kv_heads} key/value heads, head_dim {d}, seq_len {S}, batch {B}, {dtype})', hints)
+    def close(expected):
+        return lambda got: isinstance(got, torch.Tensor) and got.shape == expected.shape and torch.allclose(got.double(), expected.double(), atol=1e-05)
+    B, H_kv, group, L, S, d = (2, 2, 3, 3, 5, 4)
+    q, k, v = (randn(B, H_kv * group, L, d, seed=81), randn(B, H_kv, S, d, seed=82), randn(B, H_kv, S, 3, seed=83))
+    expected = F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+    classic = classic_attention(q, mha.repeat_kv(k, group), mha.repeat_kv(v, group))
+    tiled = classic_attention(q, k.repeat(1, group, 1, 1), v.repeat(1, group, 1, 1))['reference'][0]
+    scores = q @ mha.repeat_kv(k, group).transpose(-2, -1) / math.sqrt(d)
+    exps = (scores - scores.amax()).exp()
+    grouped = exps.unflatten(1, (H_kv, group))
+    per_group = (grouped / grouped.sum(dim=(2, 3), keepdim=True)).flatten(1, 2)
+    over_queries = [classic['softmax_axis'][0], per_group @ mha.repeat_kv(v, group)]
+    hints = catalogued('ex08', 'q4', no_scale=classic['no_scale'][0], softmax_axis=lambda got: any((close(c)(got) for c in over_queries)), tiled_groups=tiled)
+    got = call(grouped_attention, 'grouped_attention', q=q, k=k, v=v)
+    check_tensor(got, expected, 'grouped_attention for q [2, 6, 3, 4], k [2, 2, 5, 4], v [2, 2, 5, 3] (groups of 3)', hints)
 
 @test_case(points=None, hidden=True)
-def test_kv_cache_bytes_more(kv_cache_bytes):
+def test_grouped_attention_random(grouped_attention):
     import torch
-    from mha.course.checks import call, check_equal, random_sizes
-    for seed, dtype in enumerate([torch.bfloat16, torch.float64, torch.int8]):
-        layers, kv_heads, d, S, B = random_sizes(2950 + seed, 5, 1, 12)
-        expected = 2 * layers * B * kv_heads * S * d * torch.zeros(1, dtype=dtype).element_size()
-        got = call(kv_cache_bytes, 'kv_cache_bytes', num_layers=layers, num_kv_heads=kv_heads, head_dim=d, seq_len=S, batch=B, dtype=dtype)
-        if isinstance(got, torch.Tensor) and got.numel() == 1:
-            got = int(got)
-        check_equal(got, expected, f'kv_cache_bytes({layers}, {kv_heads}, {d}, {S}, {B}, {dtype})')
+    import torch.nn.functional as F
+    from mha.course.checks import call, check_tensor, randn, random_sizes
+    for seed in range(3):
+        B, L, S, d, H_kv, group = random_sizes(8400 + seed, 6, 1, 5)
+        H_kv, group = (H_kv + (seed > 0), group + (seed > 0))
+        q = randn(B, H_kv * group, L, d, seed=seed)
+        k, v = (randn(B, H_kv, S, d, seed=seed + 10), randn(B, H_kv, S, d + 1, seed=seed + 20))
+        expected = F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+        check_tensor(call(grouped_attention, 'grouped_attention', q=q, k=k, v=v), expected, f'grouped_attention for {H_kv * group} query heads, {H_kv} key/value heads, L = {L}, S = {S}, d = {d}')
 

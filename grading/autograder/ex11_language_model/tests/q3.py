@@ -19,7 +19,7 @@ def test_top_p(top_p_filter):
         sorted_probs, order = probs.sort(dim=-1, descending=True)
         strict = sorted_probs.cumsum(-1) > p
         strict = strict.scatter(-1, order, strict)
-        hints = [(logits.masked_fill(strict, float('-inf')), 'keep the token whose probability makes the sum reach p too: remove a token only when the tokens ranked ABOVE it already sum to p.'), (lambda got: bool(torch.isinf(got).all(dim=-1).any()), 'a row lost every token: the most probable one is always kept.')]
+        hints = [(logits.masked_fill(strict, float('-inf')), 'the token whose probability makes the sum reach p belongs to the set too: your set stops one token short of p.'), (lambda got: bool(torch.isinf(got).all(dim=-1).any()), 'a row lost every token: the most probable one is always kept.')]
         got = call(top_p_filter, 'top_p_filter', logits=logits, p=p)
         check_tensor(got, expected, f'top_p_filter(log of probabilities [[0.05, 0.4, 0.1, 0.3, 0.15], [0.7, 0.1, 0.1, 0.05, 0.05]], p={p})', hints)
 

@@ -24,7 +24,7 @@ def test_merge_partials(merge_partials):
     out_a, lse_a = partial(q, k[:, :5], v[:, :5], mask[:, :5])
     out_b, lse_b = partial(q, k[:, 5:], v[:, 5:], mask[:, 5:])
     expected_out, expected_lse = partial(q, k, v, mask)
-    hints = [(lambda o: bool(torch.isnan(o).any()), 'a query with no key in a part (lse = -inf), or in both, must not produce nan: -inf - (-inf) is nan.'), ((out_a + out_b) / 2, 'the two parts do not weigh the same: weigh each by its share of the total normaliser, exp(lse_part - lse_total).')]
+    hints = [(lambda o: bool(torch.isnan(o).any()), 'a query with no key in a part (lse = -inf), or in both, must not produce nan: -inf - (-inf) is nan.'), ((out_a + out_b) / 2, "the two parts do not weigh the same: each part's output counts in proportion to the share of the total probability mass that its keys hold.")]
     out, lse = check_tuple(call(merge_partials, 'merge_partials', out_a=out_a, lse_a=lse_a, out_b=out_b, lse_b=lse_b), 'merge_partials(...) for keys split 5 + 4', ('out', 'lse'))
     check_tensor(lse, expected_lse, 'the merged log-normaliser lse (query 2 has no key: -inf)', [(torch.maximum(lse_a, lse_b), "log(e^a + e^b) is not max(a, b): two parts' log-sum-exps combine like the logarithms of two sums.")])
     check_tensor(out, expected_out, 'the merged output for keys split 5 + 4 (query 1: none of A; query 2: no key)', hints)

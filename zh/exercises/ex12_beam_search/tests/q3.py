@@ -24,5 +24,5 @@ def test_greedy_trap(greedy_trap):
     best = divmod(int(pairs.argmax()), V)
     greedy_first = int(first.argmax())
     if best[0] == greedy_first or pairs.max() <= pairs[greedy_first].max() + 1e-09:
-        raise CheckFailed(f"greedy_trap(): greedy takes token {greedy_first} first, and the most probable pair {best} starts with it too (probability {float(pairs.max()):.3f}). Hint: make the first step's winner lead to an uncertain second step, and the runner-up to a certain one.")
+        raise CheckFailed(f'greedy_trap(): greedy takes token {greedy_first} first, and the most probable pair {best} starts with it too (probability {float(pairs.max()):.3f}). Hint: greedy judges the first token on its own; what could make a first token look best now and poor once the second token counts?')
 

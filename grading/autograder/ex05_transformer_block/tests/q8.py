@@ -1,0 +1,64 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q8"
+points = 3
+all_or_nothing = True
+
+@test_case(points=None, hidden=False)
+def test_ffn_on_real_tokens(ffn_on_real_tokens):
+    import torch
+    import mha
+    from mha.course.checks import CheckFailed, call, check_tensor, randn
+    from mha.course.mistakes import hints
+    torch.manual_seed(81)
+    ff = mha.FeedForward(6, 12)
+    x = randn(3, 5, 6, seed=82)
+    mask = torch.tensor([[True] * 5, [True, True, False, False, False], [True, False, False, False, False]])
+    seen = []
+
+    def recorded(t):
+        seen.append(list(t.shape))
+        return ff(t)
+    with torch.no_grad():
+        expected = ff(x) * mask[..., None]
+        real_right = lambda got: isinstance(got, torch.Tensor) and got.shape == expected.shape and bool(torch.allclose(got[mask], expected[mask], atol=1e-05)) and (not bool((got[~mask] == 0).all()))
+        found = hints('ex05', 'q8', padding_kept=real_right)
+        got = call(ffn_on_real_tokens, 'ffn_on_real_tokens', ffn=recorded, x=x, mask=mask)
+        if got is None:
+            check_tensor(got, expected, 'ffn_on_real_tokens(ffn, x [3, 5, 6], mask with lengths [5, 2, 1])')
+        if len(seen) != 1:
+            raise CheckFailed(f'ffn_on_real_tokens(ffn, x [3, 5, 6], mask with lengths [5, 2, 1]) called ffn {len(seen)} times (inputs {seen}); call it exactly once, on all the real tokens together.')
+        if seen[0] != [8, 6]:
+            raise CheckFailed(f'ffn_on_real_tokens(ffn, x [3, 5, 6], mask with lengths [5, 2, 1]) gave ffn a tensor {seen[0]}; it must receive only the 8 real tokens, a [8, 6] tensor.')
+        check_tensor(got, expected, 'ffn_on_real_tokens(ffn, x [3, 5, 6], mask with lengths [5, 2, 1])', found)
+        wide = lambda t: torch.cat([t, -t], dim=-1)
+        got = call(ffn_on_real_tokens, 'ffn_on_real_tokens', ffn=wide, x=x, mask=mask)
+        check_tensor(got, torch.cat([x, -x], dim=-1) * mask[..., None], 'ffn_on_real_tokens for an ffn whose output is wider than its input (D_out = 12)')
+
+@test_case(points=None, hidden=True)
+def test_ffn_on_real_tokens_random(ffn_on_real_tokens):
+    import torch
+    import mha
+    from mha.course.checks import CheckFailed, call, check_tensor, randn, random_sizes
+    for seed in range(2):
+        B, L, D = random_sizes(1950 + seed, 3, 2, 8)
+        lengths = torch.tensor(random_sizes(1960 + seed, B, 0, L + 1))
+        mask = torch.arange(L)[None, :] < lengths[:, None]
+        if seed == 1:
+            mask = mask.flip(1)
+        torch.manual_seed(seed)
+        ff = mha.FeedForward(D, 2 * D)
+        x = randn(B, L, D, seed=seed)
+        seen = []
+
+        def recorded(t):
+            seen.append(list(t.shape))
+            return ff(t)
+        with torch.no_grad():
+            got = call(ffn_on_real_tokens, 'ffn_on_real_tokens', ffn=recorded, x=x, mask=mask)
+            if seen != [[int(mask.sum()), D]]:
+                raise CheckFailed(f'ffn_on_real_tokens for x {list(x.shape)} and {int(mask.sum())} real tokens gave ffn the inputs {seen}, not one [{int(mask.sum())}, {D}] tensor.')
+            check_tensor(got, ff(x) * mask[..., None], f'ffn_on_real_tokens for x {list(x.shape)}, mask {mask.long().tolist()}')
+

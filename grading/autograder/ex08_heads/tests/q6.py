@@ -1,0 +1,34 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q6"
+points = 2
+all_or_nothing = True
+
+@test_case(points=None, hidden=False)
+def test_uniform_causal_weights(uniform_causal_weights, predicted_entropy):
+    import numbers
+    import torch
+    import mha
+    from mha.course.checks import CheckFailed, call, check_tensor
+    L = 5
+    expected = torch.softmax(torch.zeros(L, L).masked_fill(~mha.causal_mask(L), float('-inf')), dim=-1)
+    hints = [(torch.full((L, L), 1.0 / L), 'the weights must respect the causal mask: query i sees keys 0..i only.'), (torch.ones(L, L).tril(), 'the weights of each query must sum to 1.')]
+    check_tensor(call(uniform_causal_weights, 'uniform_causal_weights', L=L), expected, 'uniform_causal_weights(5)', hints)
+    if not isinstance(predicted_entropy, numbers.Real) or isinstance(predicted_entropy, bool):
+        raise CheckFailed('predicted_entropy is None or not a number: it must be your prediction, a number in nats (the grade compares it with the measurement).')
+
+@test_case(points=None, hidden=True)
+def test_predicted_entropy_and_measurement(uniform_causal_weights, predicted_entropy):
+    import math
+    import torch
+    import mha
+    from mha.course.checks import CheckFailed, call, check_tensor, random_sizes
+    L = random_sizes(5600, 1, 2, 12)[0]
+    expected = torch.softmax(torch.zeros(L, L).masked_fill(~mha.causal_mask(L), float('-inf')), dim=-1)
+    check_tensor(call(uniform_causal_weights, 'uniform_causal_weights', L=L), expected, f'uniform_causal_weights({L})')
+    measured = math.lgamma(9) / 8
+    if not isinstance(predicted_entropy, (int, float)) or abs(predicted_entropy - measured) > 0.01:
+        raise CheckFailed(f'predicted_entropy = {predicted_entropy!r} disagrees with the measurement. How many keys does query i see, and what is the entropy of an even spread over n keys?')
+

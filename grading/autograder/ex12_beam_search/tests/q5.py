@@ -1,0 +1,54 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q5"
+points = 3
+all_or_nothing = True
+
+@test_case(points=None, hidden=False)
+def test_beam_step_finished(beam_step_finished, env):
+    import math
+    import torch
+    from mha.course.checks import call, check_tensor, check_tuple, reference
+    from mha.course.mistakes import hints as catalogued
+    from mha.course.references import beam_step as beam_step_ref
+    sums = torch.tensor([[-1.0, -1.5, -3.0]])
+    log_probs = torch.tensor([[[0.5, 0.45, 0.05], [0.6, 0.1, 0.3], [0.6, 0.2, 0.2]]]).log()
+    finished = torch.tensor([[False, True, False]])
+    expected = (torch.tensor([[-1.5, -1.0 + math.log(0.5), -1.0 + math.log(0.45)]]), torch.tensor([[1, 0, 0]]), torch.tensor([[2, 0, 1]]))
+    best_two = [-1.0 + math.log(0.5), -1.0 + math.log(0.45)]
+    hints = catalogued('ex12', 'q5', extends_finished=torch.tensor([best_two + [-1.5 + math.log(0.6)]]), drops_finished=torch.tensor([best_two + [-3.0 + math.log(0.6)]]), pays_eos_again=torch.tensor([best_two + [-1.5 + math.log(0.3)]]))
+    with reference(env, beam_step=beam_step_ref):
+        result = call(beam_step_finished, 'beam_step_finished', sums=sums, log_probs=log_probs, finished=finished, eos_id=2, beam_size=3)
+    new_sums, parents, tokens = check_tuple(result, 'beam_step_finished(sums [[-1, -1.5, -3]], 3 tokens, hypothesis 1 finished, eos_id=2, beam_size=3)', ('new_sums', 'parents', 'tokens'))
+    check_tensor(new_sums, expected[0], 'new_sums (worked by hand: -1.5, -1 + log 0.5, -1 + log 0.45)', hints)
+    check_tensor(parents, expected[1], 'parents with finished hypotheses')
+    check_tensor(tokens, expected[2], 'tokens with finished hypotheses')
+
+@test_case(points=None, hidden=True)
+def test_beam_step_finished_random(beam_step_finished, env):
+    import torch
+    from mha.course.checks import call, check_tensor, check_tuple, randn, random_sizes, reference
+    from mha.course.references import beam_step as beam_step_ref
+    for seed in range(3):
+        B, K, V = random_sizes(5300 + seed, 3, 2, 6)
+        eos = seed % V
+        sums, log_probs = (randn(B, K, seed=seed) - 2, randn(B, K, V, seed=seed + 1).log_softmax(dim=-1))
+        finished = randn(B, K, seed=seed + 2) > 0
+        beam = min(K, 2 + seed)
+        rows = []
+        for b in range(B):
+            candidates = []
+            for k in range(K):
+                if finished[b, k]:
+                    candidates.append((float(sums[b, k]), k, eos))
+                else:
+                    candidates += [(float(sums[b, k] + log_probs[b, k, v]), k, v) for v in range(V)]
+            rows.append(sorted(candidates, reverse=True)[:beam])
+        expected = [torch.tensor([[c[i] for c in row] for row in rows]) for i in range(3)]
+        with reference(env, beam_step=beam_step_ref):
+            got = check_tuple(call(beam_step_finished, 'beam_step_finished', sums=sums, log_probs=log_probs, finished=finished, eos_id=eos, beam_size=beam), 'beam_step_finished', ('new_sums', 'parents', 'tokens'))
+        for name, g, e in zip(('new_sums', 'parents', 'tokens'), got, expected):
+            check_tensor(g, e.to(g.dtype) if isinstance(g, torch.Tensor) else e, f'{name} for B = {B}, K = {K}, V = {V}, eos_id = {eos}, beam_size = {beam}')
+

@@ -1,0 +1,52 @@
+from otter.test_files import test_case
+
+OK_FORMAT = False
+
+name = "q3"
+points = 2
+all_or_nothing = True
+
+@test_case(points=None, hidden=False)
+def test_circuit(previous_token_head, induction_head, ablation_costs):
+    import torch
+    from mha.course import induction
+    from mha.course.checks import CheckFailed, check_tensor
+    model = induction.exercise_model()
+    batch = induction.copy_batch(64, generator=torch.Generator().manual_seed(16))
+    with torch.no_grad():
+        _, weights = model(batch.tokens, need_weights=True)
+
+    def pair(name, value):
+        if value is None:
+            raise CheckFailed(f'{name} is None: set it to a (layer, head) pair.')
+        if isinstance(value, torch.Tensor):
+            value = value.tolist()
+        if not isinstance(value, (tuple, list)) or len(value) != 2:
+            raise CheckFailed(f'{name} should be a (layer, head) pair; got {value!r}.')
+        return (int(value[0]), int(value[1]))
+    got = pair('previous_token_head', previous_token_head)
+    if got != (0, int(induction.previous_token_score(weights[0]).argmax())):
+        raise CheckFailed(f'previous_token_head = {got} is not the previous-token head: ' + ('it is in layer 0, where it prepares in each position what layer 1 looks for.' if got[0] != 0 else 'take the head of layer 0 with the highest previous-token score on `batch`.'))
+    got = pair('induction_head', induction_head)
+    if got != (1, int(induction.induction_score(weights[1], batch).argmax())):
+        raise CheckFailed(f'induction_head = {got} is not the induction head: ' + ('it is in layer 1, where it can use what layer 0 wrote.' if got[0] != 1 else 'take the head of layer 1 with the highest induction score on `batch`.'))
+    if ablation_costs is None:
+        raise CheckFailed('ablation_costs is None: set it to the [2, 4] tensor of loss increases.')
+    expected = induction.ablation_table(model, batch)
+    got = torch.as_tensor(ablation_costs, dtype=torch.float32)
+    base = induction.evaluate(model, batch)
+    check_tensor(got, expected, 'ablation_costs, the increase of the copy loss when each head alone is removed', [(expected + base, 'those are the losses without each head: the question asks for their increase over the loss of the whole model.'), (expected.T, 'one row per layer, one column per head: yours are transposed.')], atol=0.001)
+
+@test_case(points=None, hidden=True)
+def test_circuit_on_more_sequences(previous_token_head, induction_head):
+    import torch
+    from mha.course import induction
+    from mha.course.checks import check_equal
+    model = induction.exercise_model()
+    batch = induction.copy_batch(256, generator=torch.Generator().manual_seed(164))
+    scores = induction.head_scores(model, batch)
+    table = induction.ablation_table(model, batch)
+    check_equal(tuple((int(x) for x in previous_token_head)), (0, int(scores['previous_token'][0].argmax())), 'previous_token_head, by score on 256 other sequences')
+    check_equal(tuple((int(x) for x in induction_head)), (1, int(scores['induction'][1].argmax())), 'induction_head, by score on 256 other sequences')
+    check_equal(tuple((int(x) for x in previous_token_head)), (0, int(table[0].argmax())), 'previous_token_head, the costliest head of layer 0 on 256 other sequences')
+
