@@ -155,7 +155,7 @@ def machine_lines(threads: int) -> list[str]:
         f"CPU capability {torch.backends.cpu.get_cpu_capability()}), "
         f"Python {platform.python_version()}, {platform.system()} {platform.release()}",
         f"device: {DEVICE}; torch.set_num_threads({threads}); float32; eval mode, "
-        "torch.no_grad()",
+        "torch.no_grad() (greedy_decode and generate: torch.inference_mode(), as they run)",
         f"load average (1/5/15 min) at start: {load}",
         f"date: {datetime.datetime.now().isoformat(timespec='seconds')}",
     ]
@@ -285,7 +285,7 @@ def cached_step_profile(steps: int = 16) -> dict:
     c = DECODE
     model, src = decoding_model()
     tokens = torch.randint(3, c["vocab"], (c["batch"], 64 + 2 * steps), device=DEVICE)
-    with torch.no_grad():
+    with torch.inference_mode():  # as in greedy_decode
         memory = model.encode(src)
         caches = model.new_caches(max_len=64 + 2 * steps)
         model.decode(tokens[:, :64], memory, caches=caches)  # a 64-token prefix in the cache

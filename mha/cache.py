@@ -34,11 +34,15 @@ class KVCache:
 
     @property
     def key(self) -> torch.Tensor | None:
-        return None if self._key is None else self._key.narrow(-2, 0, self._length)
+        if self._key is None or self.static:  # a memory is stored as it came: no view to cut
+            return self._key
+        return self._key.narrow(-2, 0, self._length)
 
     @property
     def value(self) -> torch.Tensor | None:
-        return None if self._value is None else self._value.narrow(-2, 0, self._length)
+        if self._value is None or self.static:
+            return self._value
+        return self._value.narrow(-2, 0, self._length)
 
     def update(self, key: torch.Tensor, value: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Store (static) or append (growing) ``key``/``value``; return everything cached."""

@@ -20,7 +20,6 @@ def eval_mode(model: nn.Module):
         model.train(was_training)
 
 
-@torch.no_grad()
 def generate(
     model,
     prompt: torch.Tensor,
@@ -60,6 +59,9 @@ def generate(
 
     With learned positions the whole result must fit in ``max_len``: unlike nanoGPT, which
     crops the context and silently forgets the start of the text, we raise.
+
+    The loop runs under ``torch.inference_mode()`` (no graph, and none of autograd's
+    per-op bookkeeping; see :func:`mha.greedy_decode`); the result is an ordinary tensor.
     """
     if prompt.dim() != 2:
         raise ValueError(f"prompt must be a 2-D tensor of token ids [B, T0]; got shape "
@@ -79,7 +81,7 @@ def generate(
     tokens = prompt
     mask = attention_mask
     finished = torch.zeros(B, dtype=torch.bool, device=prompt.device)
-    with eval_mode(model):
+    with torch.inference_mode(), eval_mode(model):
         caches = None
         if use_cache:
             caches = model.new_caches(prompt.shape[1] + max_new_tokens if static_cache else None)
@@ -97,7 +99,7 @@ def generate(
             step_input = next_token
             if eos_id is not None and finished.all():
                 break
-    return tokens
+    return tokens.clone()  # outside inference mode: an ordinary tensor
 
 
 def check_left_padded(attention_mask: torch.Tensor, prompt: torch.Tensor) -> None:

@@ -1,13 +1,17 @@
-"""The course's training loop (mha.course.corpus.train_lm): which parameters AdamW decays.
+"""The course corpus and its training loop (mha.course.corpus): the documents separated by
+``<|endoftext|>`` and encoded as tiktoken encodes them, and which parameters AdamW decays.
 
 The rule (minGPT's): weight decay on the weights of the linear layers, none on biases,
 norm gains or embedding tables. The expected groups below are written out by hand for a
 one-block model, so the test does not re-run the rule it checks.
 """
+import pytest
 import torch
 
 from mha import GPT, GPTConfig
-from mha.course.corpus import param_groups, train_lm
+from mha.bpe import ENDOFTEXT
+from mha.course.corpus import (corpus_ids, corpus_tokenizer, load_corpus, param_groups,
+                               split_files, train_lm)
 
 
 def one_block(style, tie_weights=True):
@@ -70,3 +74,46 @@ def test_position_rows_no_window_reaches_are_left_as_initialised():
     after = model.pos_embed.weight.detach()
     assert torch.equal(after[6:], before[6:])
     assert not torch.equal(after[:6], before[:6])  # the rows in use did train
+
+
+# --- the corpus: documents separated by <|endoftext|> -------------------------------------
+
+def tiktoken_of(tokenizer):
+    """tiktoken's BPE (Rust) with our tokenizer's ranks, pattern and special tokens: an
+    independent encoder of the same vocabulary."""
+    tiktoken = pytest.importorskip("tiktoken")
+    ranks = {tokenizer.vocab[i]: i for i in range(256 + len(tokenizer.merges))}
+    return tiktoken.Encoding("course", pat_str=tokenizer.pattern, mergeable_ranks=ranks,
+                             special_tokens=tokenizer.special_tokens)
+
+
+def test_the_corpus_tokenizer_ends_with_the_endoftext_token_and_never_merges_into_it():
+    tok = corpus_tokenizer(512)
+    assert tok.vocab_size == 512 and tok.special_tokens == {ENDOFTEXT: 511}
+    merged = [tok.vocab[i] for i in tok.merges.values()]
+    assert not any(b"<|" in token or b"|>" in token or b"endoftext" in token for token in merged)
+
+
+def test_corpus_ids_are_each_document_encoded_with_endoftext_between():
+    """The reference builds the ids as nanoGPT does for OpenWebText: each file's text
+    encoded alone by tiktoken (encode_ordinary), the end-of-text id between two files."""
+    tok = corpus_tokenizer(512)
+    enc = tiktoken_of(tok)
+    for files, ids in zip(split_files(), corpus_ids(512)):
+        expected = []
+        for k, f in enumerate(files):
+            if k:
+                expected.append(enc.eot_token)
+            expected.extend(enc.encode_ordinary(f.read_text(encoding="utf-8")))
+        assert ids.tolist() == expected
+        assert (ids == 511).sum().item() == len(files) - 1  # one separator between two files
+
+
+def test_the_corpus_text_is_the_files_joined_by_endoftext_and_tiktoken_agrees():
+    tok = corpus_tokenizer(512)
+    enc = tiktoken_of(tok)
+    held_text, held_ids = load_corpus()[1], corpus_ids(512)[1]
+    documents = held_text.split(ENDOFTEXT)
+    assert documents == [f.read_text(encoding="utf-8") for f in split_files()[1]]
+    assert enc.encode(held_text, allowed_special="all") == held_ids.tolist()
+    assert tok.decode(held_ids.tolist()) == held_text

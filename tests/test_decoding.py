@@ -122,6 +122,16 @@ def test_training_mode_is_restored():
     assert model.training
 
 
+def test_decoded_tokens_can_be_trained_on():
+    """The loop runs under torch.inference_mode, whose tensors autograd refuses to save;
+    the result must be an ordinary tensor, e.g. as the targets of a training step."""
+    model = _model().train()
+    out = greedy_decode(model, torch.randint(3, 10, (2, 4)), 6, BOS, EOS)
+    assert not out.is_inference()
+    model(torch.randint(3, 10, (2, 4)), out).sum().backward()  # embeds `out`: saved for backward
+    assert model.tgt_embed.weight.grad is not None
+
+
 def _rows_projected(model, use_cache, max_len=10):
     """How many token rows go through the decoder's key projections during decoding."""
     counts = {"self": 0, "cross": 0}

@@ -122,6 +122,17 @@ def test_generating_past_learned_positions_is_rejected():
         generate(small_gpt(), PROMPT, 36)
 
 
+@pytest.mark.parametrize("use_cache", [False, True])
+def test_generated_tokens_can_be_trained_on(use_cache):
+    """generate runs under torch.inference_mode; what it returns must be an ordinary tensor
+    that autograd accepts (an embedding lookup saves its ids for backward)."""
+    model = small_gpt().train()
+    out = generate(model, PROMPT, 4, temperature=0, use_cache=use_cache)
+    assert not out.is_inference()
+    model.loss(out).backward()
+    assert model.tok_embed.weight.grad is not None
+
+
 def test_generation_restores_training_mode():
     model = small_gpt().train()
     generate(model, PROMPT, 2)

@@ -9,7 +9,10 @@ Python Software Foundation License (PSF License Agreement, version 2; a copy is 
 Selection, deterministic: the pure-Python modules in :data:`MODULES` (sorted, all of them
 single files in Python 3.11-3.13), read as UTF-8. Every :data:`HELD_OUT_EVERY`-th file of
 that sorted list is held out, so the held-out loss measures text from modules the model
-never saw. The *names* are the same on every Python version; the *contents* change a
+never saw. Each file is one *document*; the text of each split is its documents joined by
+the special token ``<|endoftext|>`` (:data:`mha.bpe.ENDOFTEXT`), as GPT-2's training data
+was, so the tokenizer gives it one id of its own and a model can learn where a module ends
+and the next begins (and generation can stop there). The *names* are the same on every Python version; the *contents* change a
 little between releases (Colab runs a newer Python than the 3.11 the book was executed
 with), so losses measured there differ slightly: :func:`fingerprint` tells the versions apart.
 
@@ -33,7 +36,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from ..bpe import BPETokenizer
+from ..bpe import ENDOFTEXT, BPETokenizer
 from ..generation import eval_mode
 from ..gpt import GPT, GPTConfig
 from .device import MixedPrecision, maybe_compile, pick_device
@@ -66,11 +69,22 @@ def split_files() -> tuple[list[Path], list[Path]]:
 
 
 @functools.cache
+def load_documents() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(training documents, held-out documents)``: the text of each file, in order."""
+    def read(files):
+        texts = tuple(f.read_text(encoding="utf-8") for f in files)
+        for f, text in zip(files, texts):
+            if ENDOFTEXT in text:  # it would be read as a document boundary
+                raise ValueError(f"{f} contains the document separator {ENDOFTEXT!r}; "
+                                 f"this corpus cannot use it as a separator")
+        return texts
+    return tuple(read(files) for files in split_files())
+
+
+@functools.cache
 def load_corpus() -> tuple[str, str]:
-    """``(training text, held-out text)``, each the concatenation of its files."""
-    train, held = split_files()
-    read = lambda files: "".join(f.read_text(encoding="utf-8") for f in files)  # noqa: E731
-    return read(train), read(held)
+    """``(training text, held-out text)``: each split's documents joined by ``<|endoftext|>``."""
+    return tuple(ENDOFTEXT.join(documents) for documents in load_documents())
 
 
 def fingerprint(text: str) -> str:
@@ -80,20 +94,30 @@ def fingerprint(text: str) -> str:
 
 @functools.cache
 def corpus_tokenizer(vocab_size: int = 512) -> BPETokenizer:
-    """The BPE tokenizer trained on the training text (deterministic; cached per process)."""
-    return BPETokenizer.train(load_corpus()[0], vocab_size)
+    """The BPE tokenizer trained on the training text (deterministic; cached per process):
+    ``vocab_size - 257`` merges and ``<|endoftext|>`` as the last id, ``vocab_size - 1``.
+    Training never counts the separator's bytes, so no merge contains a piece of it."""
+    return BPETokenizer.train(load_corpus()[0], vocab_size, special_tokens=[ENDOFTEXT])
 
 
 @functools.cache
 def corpus_ids(vocab_size: int = 512) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(training ids, held-out ids)``, LongTensors ``[N]`` from :func:`corpus_tokenizer`."""
+    """``(training ids, held-out ids)``, LongTensors ``[N]`` from :func:`corpus_tokenizer`;
+    the end-of-text id stands between every two documents."""
     tok = corpus_tokenizer(vocab_size)
-    return tuple(torch.tensor(tok.encode(text)) for text in load_corpus())
+    return tuple(torch.tensor(tok.encode(text, allowed_special={ENDOFTEXT}))
+                 for text in load_corpus())
 
 
 def random_windows(ids: torch.Tensor, batch_size: int, length: int,
                    generator: torch.Generator) -> torch.Tensor:
-    """``[batch_size, length]`` windows of ``ids`` at random offsets (a training batch)."""
+    """``[batch_size, length]`` windows of ``ids`` at random offsets (a training batch).
+
+    A window may span the end of one document and the start of the next, as in GPT-2's
+    training: the end-of-text token between them tells the model that what follows does
+    not continue what came before, and predicting the token after it is predicting how a
+    module begins.
+    """
     starts = torch.randint(0, len(ids) - length + 1, (batch_size,), generator=generator)
     return torch.stack([ids[s:s + length] for s in starts.tolist()])
 
@@ -206,10 +230,12 @@ def recipe_model(style: str = "gpt2", **overrides) -> GPT:
 
 def cache_path() -> Path:
     """Where :func:`trained_lm` keeps the trained weights: one file per recipe, training
-    code (:func:`train_lm` and :func:`param_groups`) and corpus, so a change to any of them
-    trains afresh instead of loading stale weights."""
+    code (:func:`train_lm` and :func:`param_groups`) and training ids (the corpus as the
+    tokenizer encodes it, separators included), so a change to any of them trains afresh
+    instead of loading stale weights."""
     code = inspect.getsource(train_lm) + inspect.getsource(param_groups)
-    key = fingerprint(json.dumps(RECIPE, sort_keys=True) + code + load_corpus()[0])
+    ids = corpus_ids(RECIPE["vocab_size"])[0]
+    key = fingerprint(json.dumps(RECIPE, sort_keys=True) + code + ids.numpy().tobytes().hex())
     root = Path(os.environ.get("MHA_COURSE_CACHE", Path.home() / ".cache" / "mha-course"))
     return root / f"lm-{key}.pt"
 
