@@ -9,6 +9,7 @@ wrong axis, heads split with the wrong layout, ...: the catalogue ``mha.course.m
 """
 from __future__ import annotations
 
+import dataclasses
 import html
 import math
 import os
@@ -41,8 +42,8 @@ def describe(value) -> str:
         if value.dtype == torch.bool:
             return _say(f"bool tensor {shape_str(value.shape)}", f"布尔张量 {shape_str(value.shape)}")
         return _say(f"tensor {shape_str(value.shape)}", f"张量 {shape_str(value.shape)}")
-    if isinstance(value, torch.nn.Module):
-        return type(value).__name__
+    if isinstance(value, torch.nn.Module) or (dataclasses.is_dataclass(value) and not isinstance(value, type)):
+        return type(value).__name__  # a model or a batch: its fields would fill the message
     if callable(value):
         return getattr(value, "__name__", type(value).__name__)
     text = repr(value)
