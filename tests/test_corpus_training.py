@@ -117,3 +117,38 @@ def test_the_corpus_text_is_the_files_joined_by_endoftext_and_tiktoken_agrees():
     assert documents == [f.read_text(encoding="utf-8") for f in split_files()[1]]
     assert enc.encode(held_text, allowed_special="all") == held_ids.tolist()
     assert tok.decode(held_ids.tolist()) == held_text
+
+
+def test_trained_lm_trains_once_when_two_callers_ask_at_the_same_time(monkeypatch, tmp_path):
+    """Chapters 11 and 12 may run side by side (nbval's two workers): the second waits for
+    the first one's run and loads it, with the run's own timings."""
+    import threading
+
+    from mha.course import corpus
+
+    monkeypatch.setenv("MHA_COURSE_CACHE", str(tmp_path))
+    monkeypatch.setitem(corpus.RECIPE, "steps", 2)
+    monkeypatch.setitem(corpus.RECIPE, "num_layers", 1)
+    runs = []
+    real_train_lm = corpus.train_lm
+
+    def counting_train_lm(*args, **kwargs):
+        runs.append(threading.get_ident())
+        return real_train_lm(*args, **kwargs)
+
+    monkeypatch.setattr(corpus, "train_lm", counting_train_lm)
+    results = [None, None]
+
+    def ask(i):
+        results[i] = corpus.trained_lm(progress=False)
+
+    threads = [threading.Thread(target=ask, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(runs) == 1
+    (first, first_history), (second, second_history) = results
+    assert first_history["cpu_seconds"] == second_history["cpu_seconds"] > 0
+    for a, b in zip(first.state_dict().values(), second.state_dict().values()):
+        assert torch.equal(a, b)

@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 
 import torch
+from filelock import FileLock
 from torch import nn
 
 from ..bpe import ENDOFTEXT, BPETokenizer
@@ -230,10 +231,10 @@ def recipe_model(style: str = "gpt2", **overrides) -> GPT:
 
 def cache_path() -> Path:
     """Where :func:`trained_lm` keeps the trained weights: one file per recipe, training
-    code (:func:`train_lm` and :func:`param_groups`) and training ids (the corpus as the
-    tokenizer encodes it, separators included), so a change to any of them trains afresh
-    instead of loading stale weights."""
-    code = inspect.getsource(train_lm) + inspect.getsource(param_groups)
+    code (:func:`train_lm`, :func:`param_groups` and :func:`trained_lm` itself) and training
+    ids (the corpus as the tokenizer encodes it, separators included), so a change to any of
+    them trains afresh instead of loading stale weights."""
+    code = inspect.getsource(train_lm) + inspect.getsource(param_groups) + inspect.getsource(trained_lm)
     ids = corpus_ids(RECIPE["vocab_size"])[0]
     key = fingerprint(json.dumps(RECIPE, sort_keys=True) + code + ids.numpy().tobytes().hex())
     root = Path(os.environ.get("MHA_COURSE_CACHE", Path.home() / ".cache" / "mha-course"))
@@ -245,19 +246,25 @@ def trained_lm(retrain: bool = False, progress: bool = True) -> tuple[GPT, dict]
     (unless ``retrain``); a fresh training run is written to the cache.
 
     Training is deterministic on a given machine, so loading the cached weights gives the
-    same model as training again.
+    same model as training again. The history keeps the run's own wall and CPU seconds, so a
+    chapter that loads the model reports the time the training took, not the time of loading.
+    A lock file makes a second process (chapter 12 running beside chapter 11) wait for the
+    first one's training instead of training the same model again.
     """
     path = cache_path()
-    model = recipe_model()
-    if path.exists() and not retrain:
-        saved = torch.load(path, weights_only=True)
-        model.load_state_dict(saved["state"])
-        return model.eval(), saved["history"]
-    history = train_lm(model, corpus_ids(RECIPE["vocab_size"])[0], steps=RECIPE["steps"],
-                       batch_size=RECIPE["batch_size"], length=RECIPE["length"],
-                       lr=RECIPE["lr"], seed=RECIPE["seed"], progress=progress)
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(f".{os.getpid()}.tmp")
-    torch.save({"state": model.state_dict(), "history": history}, partial)
-    partial.replace(path)  # atomic: a notebook running alongside never reads half a file
-    return model, history
+    with FileLock(str(path.with_suffix(".lock"))):
+        model = recipe_model()
+        if path.exists() and not retrain:
+            saved = torch.load(path, weights_only=True)
+            model.load_state_dict(saved["state"])
+            return model.eval(), saved["history"]
+        cpu_start = time.process_time()
+        history = train_lm(model, corpus_ids(RECIPE["vocab_size"])[0], steps=RECIPE["steps"],
+                           batch_size=RECIPE["batch_size"], length=RECIPE["length"],
+                           lr=RECIPE["lr"], seed=RECIPE["seed"], progress=progress)
+        history["cpu_seconds"] = time.process_time() - cpu_start
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        torch.save({"state": model.state_dict(), "history": history}, partial)
+        partial.replace(path)  # atomic: a reader without the lock never sees half a file
+        return model, history
