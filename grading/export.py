@@ -105,10 +105,12 @@ def source_tree(exercise: str, target: Path) -> None:
         shutil.copyfile(ROOT / "grading" / name, target / "grading" / name)
     shutil.copytree(AUTOGRADER / exercise, target / "grading" / "autograder" / exercise,
                     ignore=shutil.ignore_patterns("*-solution.ipynb", "__pycache__"))
-    handed_out = ROOT / "exercises" / exercise / f"{exercise}.ipynb"
-    if handed_out.exists():
-        (target / "exercises" / exercise).mkdir(parents=True)
-        shutil.copyfile(handed_out, target / "exercises" / exercise / handed_out.name)
+    # Both editions' handouts: a submission is compared with the one it came from.
+    for edition in ("exercises", "zh/exercises"):
+        handed_out = ROOT / edition / exercise / f"{exercise}.ipynb"
+        if handed_out.exists():
+            (target / edition / exercise).mkdir(parents=True)
+            shutil.copyfile(handed_out, target / edition / exercise / handed_out.name)
     for name in ("requirements.txt", "pyproject.toml"):
         if (ROOT / name).exists():
             shutil.copyfile(ROOT / name, target / name)
@@ -157,7 +159,8 @@ def grade_one(notebook: Path, exercise: str) -> dict:
     if problem:
         raise RuntimeError(f"the grading sandbox does not work in this container: {problem}")
     os.environ.setdefault("MHA_CHECK_TIME_LIMIT", str(limits.call))
-    loaded = Exercise.load(AUTOGRADER / exercise, EXERCISES / exercise / f"{exercise}.ipynb")
+    loaded = Exercise.load(AUTOGRADER / exercise, EXERCISES / exercise / f"{exercise}.ipynb",
+                           ROOT / "zh" / "exercises" / exercise / f"{exercise}.ipynb")
     return grade_notebook(notebook.read_bytes(), loaded, limits, timeout=600)
 
 

@@ -207,6 +207,11 @@ BUGS = {
             ('prediction = {"this_head": "b", "other_heads": "a"}',
              'prediction = {"this_head": "c", "other_heads": "a"}'),
         ], 'disagrees with the measurement'),
+        # issue 21 item 10: a wrapper of the course's own reference is refused by what it calls
+        ('q4', 'counts the parameters of a layer it builds (mha.MultiHeadAttention)', [
+            ('return 4 * (d_model * d_model + d_model)',
+             'return sum(p.numel() for p in __import__("mha").MultiHeadAttention(d_model, num_heads).parameters())'),
+        ], 'uses `mha.MultiHeadAttention` (your code called'),
     ],
     'ex03_masking': [
         ('q1', 'inverted mask (True = blocked)', [
@@ -413,6 +418,23 @@ BUGS = {
             ('real = ffn(x[mask])',
              'real = torch.cat([ffn(row[keep]) for row, keep in zip(x, mask)])'),
         ], 'called ffn 3 times'),
+        # issue 21 item 10: wrappers of the course's own references, refused by what they call
+        ('q1', 'calls mha.FeedForward.forward', [
+            ('return self.contract(torch.relu(self.expand(x)))',
+             'self.dropout = nn.Identity()\n        return mha.FeedForward.forward(self, x)'),
+        ], 'uses `mha.FeedForward`'),
+        ('q2', 'lets mha.EncoderLayer.forward wire a stand-in layer', [
+            ('return norm(x + sublayer(x))',
+             'parts = __import__("types").SimpleNamespace(norm_first=False, dropout=lambda t: t, self_attn=lambda t, mask, need_weights: (sublayer(t), None), norm1=norm, ff=torch.zeros_like, norm2=lambda t: t)\n    return mha.EncoderLayer.forward(parts, x)[0]'),
+        ], 'uses `mha.EncoderLayer`'),
+        ('q4', 'lets mha.EncoderLayer.forward wire the given parts', [
+            ('h = post_ln(x, lambda t: self_attn(t, mask), norm1)\n    return post_ln(h, ffn, norm2)',
+             'parts = __import__("types").SimpleNamespace(norm_first=False, dropout=lambda t: t, self_attn=lambda t, mask, need_weights: (self_attn(t, mask), None), norm1=norm1, ff=ffn, norm2=norm2)\n    return mha.EncoderLayer.forward(parts, x, mask)[0]'),
+        ], 'uses `mha.EncoderLayer`'),
+        ('q6', 'takes the left-padded positions from mha.GPT', [
+            ('positions = (mask.long().cumsum(dim=1) - 1).clamp(min=0)   # [B, L]: 0 at the first real token',
+             'positions = mha.GPT._positions(0, L, mask, None)'),
+        ], 'uses `mha.gpt` (your code called'),
     ],
     'ex06_norms': [
         ('q1', 'unbiased variance', [
@@ -631,6 +653,19 @@ BUGS = {
             ('allowed = torch.ones(L, L).tril()                          # query i sees keys 0..i',
              'allowed = torch.ones(L, L)'),
         ], 'the weights must respect the causal mask'),
+        # issue 21 item 10: the course's own ablation, under another name, is refused by what it calls
+        ('q2', 'mha.course.induction.ablate_heads, under another name, around the layer', [
+            ('def ablate_head(layer, x, head):',
+             'from mha.course.induction import ablate_heads as switch_off\n\n\ndef ablate_head(layer, x, head):'),
+            ('    q = split_heads(layer.q_proj(x), H)\n    k = split_heads(layer.k_proj(x), H)\n    v = split_heads(layer.v_proj(x), H)\n    weights = torch.softmax(',
+             '    whole = __import__("types").SimpleNamespace(num_layers=1, num_heads=H, attns=[layer])\n    with switch_off(whole, [(0, head)]):\n        return layer(x)[0]\n    q = split_heads(layer.q_proj(x), H)\n    k = split_heads(layer.k_proj(x), H)\n    v = split_heads(layer.v_proj(x), H)\n    weights = torch.softmax('),
+        ], 'uses `ablate_heads` (your code called'),
+        ('q5', 'mha.course.induction.ablate_heads, under another name, on the group\'s query heads', [
+            ('def ablate_kv_head(layer, x, kv_head):',
+             'from mha.course.induction import ablate_heads as switch_off\n\n\ndef ablate_kv_head(layer, x, kv_head):'),
+            ('    group = H // H_kv\n    q = split_heads(layer.q_proj(x), H)',
+             '    group = H // H_kv\n    whole = __import__("types").SimpleNamespace(num_layers=1, num_heads=H, attns=[layer])\n    with switch_off(whole, [(0, h) for h in range(kv_head * group, (kv_head + 1) * group)]):\n        return layer(x)[0]\n    q = split_heads(layer.q_proj(x), H)'),
+        ], 'uses `ablate_heads` (your code called'),
     ],
     'ex09_debugging': [
         ('q1', 'leaves the floor division', [
@@ -817,6 +852,11 @@ BUGS = {
             ('return torch.cat([rope(x[..., : d // 2], rows, base), rope(x[..., d // 2:], cols, base)], dim=-1)',
              'return rope(x, rows + cols, base)'),
         ], 'mistake:summed'),
+        # issue 21 item 10: a wrapper of the course's own reference is refused by what it calls
+        ('q3', 'takes the left-padded positions from mha.GPT', [
+            ('positions = (mask.long().cumsum(dim=1) - 1).clamp(min=0)      # [B, L]',
+             'positions = mha.GPT._positions(0, x.shape[2], mask, None)'),
+        ], 'uses `mha.gpt` (your code called'),
     ],
     'ex14_modern_block': [
         ('q1', 'subtracts the mean (LayerNorm)', [
@@ -871,6 +911,11 @@ BUGS = {
             ('score_bound = 4.0',
              'score_bound = 1.0'),
         ], 'disagrees with the measurement'),
+        # issue 21 item 10: a wrapper of the course's own reference is refused by what it calls
+        ('q3', 'lets mha.Block.forward wire stand-in parts', [
+            ('h = x + attention(rms_norm(x, norm1_weight, eps))\n    return h + swiglu(rms_norm(h, norm2_weight, eps), W_gate, W_up, W_down)',
+             'parts = __import__("types").SimpleNamespace(norm1=lambda t: rms_norm(t, norm1_weight, eps), attn=lambda t, **options: (attention(t), None), dropout=lambda t: t, norm2=lambda t: rms_norm(t, norm2_weight, eps), mlp=lambda t: swiglu(t, W_gate, W_up, W_down))\n    return mha.Block.forward(parts, x)[0]'),
+        ], 'uses `mha.Block`'),
     ],
     'ex11_language_model': [
         ('q1', 'predicts the same position (no shift)', [

@@ -5,6 +5,9 @@ In the learner's notebook ``call`` records the library functions the learner's c
 there the same recorder runs around each call the checks make, the sandbox sends back what it
 recorded, and the grader refuses the same things the notebook refuses, and accepts the same. A
 small class of exercise-1 notebooks, each the solution with one answer changed, is graded once.
+A second class holds, for each exercise whose bans name the course's own references (issue 21
+item 10), its solution and the solution with one answer that wraps such a reference under a name
+bound in another cell: the wrapper loses its question, the solution keeps every point.
 """
 from __future__ import annotations
 
@@ -94,3 +97,91 @@ def test_the_grader_refuses_and_accepts_what_the_notebook_does(grades, student):
                                           ("wrapper", "scaled_dot_product_attention")])
 def test_the_feedback_names_what_the_code_called(grades, student, ban):
     assert f"uses `{ban}` (your code called `" in grades[student]["feedback"], grades[student]["feedback"]
+
+
+# issue 21 item 10: exercise -> (the question, the answer cell (`def name(` or `class name(`),
+# the cells that replace it: a wrapper of the course's own reference, bound in another cell, so
+# that only what the code executes can tell)
+WRAPPERS = {
+    "ex02_multi_head": ("q4", "count_parameters", [
+        "import mha\nbuild = mha.MultiHeadAttention",
+        "def count_parameters(d_model, num_heads):\n"
+        "    return sum(p.numel() for p in build(d_model, num_heads).parameters())\n"]),
+    "ex05_transformer_block": ("q4", "encoder_layer", [
+        "import mha\nwiring = mha.EncoderLayer.forward",
+        "import types\n\ndef encoder_layer(x, self_attn, ffn, norm1, norm2, mask=None):\n"
+        "    parts = types.SimpleNamespace(norm_first=False, dropout=lambda t: t, ff=ffn, norm1=norm1,\n"
+        "                                  norm2=norm2, self_attn=lambda t, mask, need_weights: (self_attn(t, mask), None))\n"
+        "    return wiring(parts, x, mask)[0]\n"]),
+    "ex08_heads": ("q5", "ablate_kv_head", [
+        "from mha.course.induction import ablate_heads as switch_off",
+        "import types\n\ndef ablate_kv_head(layer, x, kv_head):\n"
+        "    group = layer.num_heads // layer.num_kv_heads\n"
+        "    whole = types.SimpleNamespace(num_layers=1, num_heads=layer.num_heads, attns=[layer])\n"
+        "    with switch_off(whole, [(0, h) for h in range(kv_head * group, (kv_head + 1) * group)]):\n"
+        "        return layer(x)[0]\n"]),
+    "ex13_positions": ("q3", "rope_left_padded", [
+        "import mha\ncount = mha.GPT._positions",
+        "def rope_left_padded(x, mask, base=10000.0):\n"
+        "    positions = count(0, x.shape[2], mask, None)\n"
+        "    return torch.where(mask[:, None, :, None], rope(x, positions, base), x)\n"]),
+    "ex14_modern_block": ("q3", "modern_block", [
+        "import mha\nwiring = mha.Block.forward",
+        "import types\n\ndef modern_block(x, attention, norm1_weight, norm2_weight, W_gate, W_up, W_down, eps=1e-6):\n"
+        "    parts = types.SimpleNamespace(norm1=lambda t: rms_norm(t, norm1_weight, eps),\n"
+        "                                  attn=lambda t, **options: (attention(t), None),\n"
+        "                                  dropout=lambda t: t, norm2=lambda t: rms_norm(t, norm2_weight, eps),\n"
+        "                                  mlp=lambda t: swiglu(t, W_gate, W_up, W_down))\n"
+        "    return wiring(parts, x)[0]\n"]),
+}
+
+
+def _manifest(exercise: str) -> dict[str, float]:
+    return json.loads((ROOT / "grading" / "autograder" / exercise / "manifest.json").read_text())["questions"]
+
+
+def _wrapped(exercise: str):
+    _, name, cells = WRAPPERS[exercise]
+    nb = nbformat.read(ROOT / "grading" / "autograder" / exercise / f"{exercise}-solution.ipynb", as_version=4)
+    index = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code"
+                 and c.source.startswith((f"def {name}(", f"class {name}(")))
+    nb.cells[index:index + 1] = [nbformat.v4.new_code_cell(source) for source in cells]
+    return nb
+
+
+@pytest.fixture(scope="module")
+def wrapper_grades(tmp_path_factory) -> dict[str, dict]:
+    """Each exercise's solution and its wrapper, graded in one run: student -> grades.csv row
+    and feedback."""
+    if shutil.which("bwrap") is None:
+        pytest.fail("bubblewrap is not installed: run `make grading-deps`")
+    tmp = tmp_path_factory.mktemp("wrappers")
+    subs, out = tmp / "submissions", tmp / "results"
+    for exercise in WRAPPERS:
+        solution = nbformat.read(ROOT / "grading" / "autograder" / exercise / f"{exercise}-solution.ipynb",
+                                 as_version=4)
+        for student, nb in ((f"{exercise}_solution", solution), (f"{exercise}_wrapper", _wrapped(exercise))):
+            (subs / student).mkdir(parents=True)
+            nbformat.write(nb, subs / student / f"{exercise}.ipynb")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MHA_COURSE")}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    done = subprocess.run(
+        [sys.executable, "-m", "grading.grade", str(subs), "--out", str(out), "--jobs", "2",
+         "--timeout", "300", "--check-time-limit", "20", "--memory-limit", "2048"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    with open(out / "grades.csv", newline="", encoding="utf-8") as f:
+        rows = {r["student"]: r for r in csv.DictReader(f)}
+    return {student: {"row": row, "feedback": (out / "feedback" / f"{student}.md").read_text(encoding="utf-8")}
+            for student, row in rows.items()}
+
+
+@pytest.mark.parametrize("exercise", sorted(WRAPPERS))
+def test_a_wrapper_of_the_course_reference_loses_its_question(wrapper_grades, exercise):
+    question = WRAPPERS[exercise][0]
+    points = _manifest(exercise)
+    for student, lost in ((f"{exercise}_solution", set()), (f"{exercise}_wrapper", {question})):
+        row, feedback = wrapper_grades[student]["row"], wrapper_grades[student]["feedback"]
+        got = {q: float(row[f"{exercise[:4]}.{q}"] or 0) for q in points}
+        assert got == {q: 0.0 if q in lost else p for q, p in points.items()}, (student, got, feedback)
+    assert "(your code called `" in wrapper_grades[f"{exercise}_wrapper"]["feedback"]

@@ -74,6 +74,8 @@ def test_the_entry_points_grade_like_the_local_command(tmp_path):
     from grading.export import export
 
     archive, folder = export(EXERCISE, tmp_path / "export")
+    with zipfile.ZipFile(archive) as zf:  # a Chinese submission is compared with its own handout
+        assert f"zh/exercises/{EXERCISE}/{EXERCISE}.ipynb" in zf.namelist()
     for kind, notebook in _notebooks(tmp_path).items():
         local = _local_grade(notebook)
         per_question = {q: info["score"] for q, info in local["questions"].items()}

@@ -60,6 +60,7 @@ MESSAGES = {
     "the weights of fixed_attention for q [2, 3, 8], k [2, 5, 8], v [2, 5, 2] (d_v != d_k)": "fixed_attention 的注意力权重，q 为 [2, 3, 8]，k 为 [2, 5, 8]，v 为 [2, 5, 2]（d_v != d_k）",
     "repair the colleague's code: it computes the softmax itself.": "请修好同事的代码：它自己计算 softmax。",
     # ex02_multi_head
+    "count them with a formula: do not build a layer to count its parameters.": "请用公式来数：不要为了数参数而构建一个层。",
     "MultiHeadAttention.forward on {name}": "MultiHeadAttention.forward，在{name}上",
     "a shape must be whole numbers: true division gives a float, even when it divides exactly. Which division gives an int?": "形状必须是整数：真除法得到的是浮点数，即使能整除也是如此。哪种除法得到整数？",
     "after transpose(1, 2) the tensor is not contiguous: use .reshape(...) instead of .view(...).": "transpose(1, 2) 之后张量在内存中不再连续：请用 .reshape(...) 代替 .view(...)。",
@@ -169,6 +170,10 @@ MESSAGES = {
     "packed_cross_mask for pairs of lengths {lengths} (target, source), L = {L}, S = {S}": "packed_cross_mask，句对长度为 {lengths}（目标，源），L = {L}，S = {S}",
     "packed_cross_mask for query_doc [2, 6] and key_doc [2, 9] (pairs 0, 1, 2 and padding -1)": "packed_cross_mask，query_doc 为 [2, 6]，key_doc 为 [2, 9]（句对 0、1、2 和填充 -1）",
     # ex05_transformer_block
+    "apply the two layers and the ReLU yourself.": "请自己应用这两层和 ReLU。",
+    "count each row's positions from its first real token yourself.": "请自己从每一行的第一个真实词元开始数位置。",
+    "wire the residual connection and the norm yourself.": "请自己接好残差连接和归一化。",
+    "wire the two sub-layers yourself with your post_ln.": "请用你自己的 post_ln 亲手接好这两个子层。",
     "FeedForward(8, 32) on x [2, 6, 8]": "FeedForward(8, 32)，作用于 x [2, 6, 8]",
     "FeedForward({D}, {F}) on x {list(x.shape)}": "FeedForward({D}, {F})，作用于 x {list(x.shape)}",
     "add_positions_left_padded for x {list(x.shape)}, lengths {lengths.tolist()} (left-padded)": "add_positions_left_padded，x 为 {list(x.shape)}，长度为 {lengths.tolist()}（左侧填充）",
@@ -295,6 +300,7 @@ MESSAGES = {
     "greedy_decode_min_len with min_len=0 (plain greedy decoding), src {list(src.shape)}": "greedy_decode_min_len，min_len=0（普通的贪心解码），src 为 {list(src.shape)}",
     "greedy_decode_min_len for src {list(src.shape)}, max_len={max_len}, min_len={min_len}": "greedy_decode_min_len，src 为 {list(src.shape)}，max_len={max_len}，min_len={min_len}",
     # ex08_heads
+    "remove the head yourself: the course's own ablation would do the question for you.": "请自己去掉这个头：用课程自带的消融函数，就等于让它替你做了这道题。",
     "compute the layer's attention yourself from its projections, as in question 2.": "请像第 2 题那样，用层的投影自己计算它的注意力。",
     "the weights must respect the causal mask: query i sees keys 0..i only.": "注意力权重必须遵守因果掩码：查询 i 只能看到键 0..i。",
     "the weights of each query must sum to 1.": "每个查询的注意力权重之和必须为 1。",
@@ -464,6 +470,7 @@ MESSAGES = {
     "use your rope.": "请使用你自己的 rope。",
     "write the rotation yourself.": "请自己写出旋转。",
     # ex14_modern_block
+    "wire the block yourself from your rms_norm and swiglu.": "请用你自己的 rms_norm 和 swiglu 亲手接好这个块。",
     "one factor for the whole projection is not enough: each input feature i has its own weight[i], and it meets only the part of W that input feature i multiplies.": "整个投影只用一个因子是不够的：每个输入特征 i 都有自己的 weight[i]，而它只与 W 中被输入特征 i 相乘的那一部分相遇。",
     "the shapes do not fit: the norm's weight has one number per INPUT feature of the projection. Along which axis of W do the input features run?": "形状对不上：归一化的 weight 对投影的每个*输入*特征有一个数。输入特征沿着 W 的哪个轴排列？",
     "every tensor must stay float16: no conversion.": "每个张量都必须保持 float16：不能转换类型。",

@@ -10,7 +10,9 @@ all_or_nothing = True
 def test_post_ln(post_ln):
     import torch
     import mha
-    from mha.course.checks import call, check_tensor, randn
+    from mha.course.checks import call, check_tensor, forbid, randn
+    why = 'wire the residual connection and the norm yourself.'
+    forbid(post_ln, 'post_ln', {name: why for name in ('mha.EncoderLayer', 'mha.DecoderLayer', 'mha.Block', 'TransformerEncoderLayer', 'TransformerDecoderLayer')})
     torch.manual_seed(0)
     sublayer, norm = (torch.nn.Linear(8, 8), mha.LayerNorm(8))
     with torch.no_grad():

@@ -473,6 +473,14 @@ def recording(not_learners: tuple[str, ...] = ()):
             qualified = getattr(code, "co_qualname", code.co_name)
             executed.update(qualified.split("."))
             executed.add(f"{frame.f_globals.get('__name__', '')}.{qualified}")
+            if code.co_filename == contextlib.__file__ and "func" in code.co_freevars:
+                # a @contextmanager (``with ablate_heads(...)``): its body runs from contextlib,
+                # never called by the learner's code; record the function it decorates
+                wrapped = frame.f_locals.get("func")
+                qualified = getattr(wrapped, "__qualname__", None)
+                if isinstance(qualified, str):
+                    executed.update(qualified.split("."))
+                    executed.add(f"{getattr(wrapped, '__module__', '')}.{qualified}")
 
     previous = sys.getprofile()
     sys.setprofile(profile)

@@ -9,7 +9,9 @@ all_or_nothing = True
 @test_case(points=None, hidden=False)
 def test_count_parameters(count_parameters):
     import mha
-    from mha.course.checks import call, check_equal
+    from mha.course.checks import call, check_equal, forbid
+    why = 'count them with a formula: do not build a layer to count its parameters.'
+    forbid(count_parameters, 'count_parameters', {name: why for name in ('mha.MultiHeadAttention', 'MultiheadAttention', 'Module.parameters', 'Module.named_parameters', 'Tensor.numel')})
     for d_model, heads in [(8, 2), (8, 4), (512, 8)]:
         expected = sum((p.numel() for p in mha.MultiHeadAttention(d_model, heads).parameters()))
         one_head = call(count_parameters, 'count_parameters', d_model=d_model, num_heads=1)

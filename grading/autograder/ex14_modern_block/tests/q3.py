@@ -10,7 +10,9 @@ all_or_nothing = True
 def test_modern_block(modern_block, env):
     import torch
     import mha
-    from mha.course.checks import call, check_tensor, randn, reference
+    from mha.course.checks import call, check_tensor, forbid, randn, reference
+    why = 'wire the block yourself from your rms_norm and swiglu.'
+    forbid(modern_block, 'modern_block', {name: why for name in ('mha.Block', 'mha.gpt', 'TransformerEncoderLayer', 'TransformerDecoderLayer')})
     from mha.course.references import rms_norm as reference_rms, swiglu as reference_swiglu
     torch.manual_seed(0)
     layer = mha.MultiHeadAttention(8, 2, bias=False).eval()

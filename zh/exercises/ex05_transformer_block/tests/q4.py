@@ -10,7 +10,9 @@ all_or_nothing = True
 def test_encoder_layer(encoder_layer, env):
     import torch
     import mha
-    from mha.course.checks import call, check_tensor, randn, reference
+    from mha.course.checks import call, check_tensor, forbid, randn, reference
+    why = 'wire the two sub-layers yourself with your post_ln.'
+    forbid(encoder_layer, 'encoder_layer', {name: why for name in ('mha.EncoderLayer', 'mha.DecoderLayer', 'mha.Block', 'TransformerEncoderLayer', 'TransformerDecoderLayer')})
     torch.manual_seed(0)
     layer = mha.EncoderLayer(8, 2, 16)
     self_attn = lambda t, m: layer.self_attn(t, mask=m)[0]

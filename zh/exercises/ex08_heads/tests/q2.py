@@ -11,7 +11,9 @@ def test_ablate_head(ablate_head):
     import math
     import torch
     import mha
-    from mha.course.checks import call, check_tensor, randn
+    from mha.course.checks import call, check_tensor, forbid, randn
+    why = "remove the head yourself: the course's own ablation would do the question for you."
+    forbid(ablate_head, 'ablate_head', {name: why for name in ('ablate_heads', 'mha.course.induction')})
 
     def without(layer, columns):
         """The layer with some value columns zeroed: those heads then output zeros."""

@@ -15,7 +15,7 @@ def test_ablate_kv_head(ablate_kv_head, env):
     from mha.course.checks import call, check_tensor, forbid, randn, reference
     from mha.course.mistakes import hints as catalogued
     why = "compute the layer's attention yourself from its projections, as in question 2."
-    forbid(ablate_kv_head, 'ablate_kv_head', {name: why for name in ('deepcopy', 'copy', 'load_state_dict', 'state_dict', 'register_forward_pre_hook', 'register_forward_hook', 'weight', 'bias', 'parameters', 'named_parameters')})
+    forbid(ablate_kv_head, 'ablate_kv_head', {name: why for name in ('deepcopy', 'copy', 'load_state_dict', 'state_dict', 'register_forward_pre_hook', 'register_forward_hook', 'weight', 'bias', 'parameters', 'named_parameters', 'ablate_heads', 'mha.course.induction', 'mha.MultiHeadAttention')})
 
     def without_values(layer, kv_head):
         """The reference: the layer whose value projection gives zeros for key/value head kv_head."""
