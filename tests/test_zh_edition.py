@@ -144,7 +144,7 @@ def _expected_zh_source(page: str, en_cell: dict, first_code_id: str | None) -> 
     for english_text, chinese_text in ALLOWED_CODE_CHANGES.items():
         source = source.replace(english_text, chinese_text)
     if page in EXECUTED_PAGES and en_cell["id"] == first_code_id:
-        source = source.rstrip("\n") + "\n\n" + zh.ZH_LANGUAGE_LINES.rstrip("\n")
+        source = zh.with_zh_figures(source, draws=zh.has_figure(en_cell))
     return source
 
 
@@ -172,8 +172,15 @@ def test_chinese_notebook_has_the_english_code_cells_and_outputs(page):
         source = _expected_zh_source(page, en_cell, first_code_id)
         assert zh.cell_text(zh_cell) == source, f"{where}: the source is not the English one {_diff(source, zh.cell_text(zh_cell))}"
         check_cell = page.startswith("exercises/") and zh.CHECK_CELL.search(source)
+        # an exercise's translated cell that printed something: the output of a Chinese run
+        printed = page.startswith("exercises/") and en_cell.get("outputs") and \
+            source != zh.zh_code(zh.cell_text(en_cell))
         ignored = {"source", "outputs", "execution_count"} if executed else \
-            {"source", "outputs"} if "display_quiz(" in zh.cell_text(en_cell) or check_cell else {"source"}
+            {"source", "outputs"} if "display_quiz(" in zh.cell_text(en_cell) or check_cell or printed else {"source"}
+        if printed:
+            assert zh.printed_values(zh_cell) == zh.printed_values(en_cell), (
+                f"{where}: the output does not show what the English one shows (its numbers and "
+                f"kinds of output): run python zh/zh_edition.py --execute {page}")
         if check_cell and not executed:
             want = [dict(out, data=check_output_in("zh", out["data"])) if "data" in out else out
                     for out in en_cell["outputs"]]
@@ -214,6 +221,89 @@ def test_code_translation_changes_only_comments_and_strings_of_the_current_engli
         f"python zh/zh_edition.py --accept {page} <cell id> and --execute {page}\n\n" + "\n\n".join(problems))
 
 
+EXERCISE_PAGES = [p for p in NOTEBOOK_PAGES if p.startswith("exercises/")]
+
+
+@pytest.mark.parametrize("page", EXERCISE_PAGES)
+def test_chinese_exercise_code_is_translated_and_what_it_prints_comes_from_a_chinese_run(page):
+    """The Chinese exercise's code cells have their comments, docstrings and printed text in
+    Chinese (issue 20.6, 23.6): every code cell with an English comment or docstring (three words
+    or more: "# (layer, head)" names variables) has a current code translation, and a translated
+    cell whose English run printed something shows the output of a run of its Chinese code
+    (zh_edition.waiting_for_run: until `--execute PAGE`, the English cell)."""
+    import io
+    import tokenize
+
+    def prose(source):
+        return [t.string for t in tokenize.generate_tokens(io.StringIO(source).readline)
+                if (t.type == tokenize.COMMENT or t.type == tokenize.STRING and t.string.startswith('"""'))
+                and len(re.findall(r"[A-Za-z]{2,}", t.string)) >= 3]
+
+    english = _code_cells(json.loads((ROOT / f"{page}.ipynb").read_text(encoding="utf-8")))
+    translated = {cid for cid, state, _ in zh.code_states(page) if state == "translated"}
+    untranslated = {c["id"]: prose(zh.cell_text(c))[0] for c in english
+                    if c["id"] not in translated and prose(zh.cell_text(c))}
+    assert not untranslated, (f"{page}: code cells with English comments and no current code translation "
+                              f"(zh/README.md): {untranslated}")
+    assert not zh.waiting_for_run(page), (
+        f"zh/{page}.ipynb: translated cells {zh.waiting_for_run(page)} are shown in English until the Chinese "
+        f"notebook is run: flock /tmp/zh_edition.lock python zh/zh_edition.py --execute {page}")
+
+
+def test_a_translated_exercise_cell_waits_for_a_chinese_run_when_its_output_changes():
+    """printed_values ignores the text of the string literals (translated) but not the values."""
+    cell = {"source": 'print("largest difference:", d)  # 3 digits\n', "outputs": [
+        {"output_type": "stream", "name": "stdout", "text": "largest difference: 0.25\n"}]}
+    chinese = {"source": 'print("最大差异：", d)  # 3 位\n', "outputs": [
+        {"output_type": "stream", "name": "stdout", "text": "最大差异： 0.25\n"}]}
+    assert zh.printed_values(chinese) == zh.printed_values(cell)
+    stale = dict(chinese, outputs=[dict(chinese["outputs"][0], text="最大差异： 0.5\n")])
+    assert zh.printed_values(stale) != zh.printed_values(cell)
+    counted = {"source": 'print("t = 1000:", d)\n', "outputs": [
+        {"output_type": "stream", "name": "stdout", "text": "t = 1000: 0.25\n"}]}
+    assert zh.printed_values(counted) == zh.printed_values(cell)  # numbers written in a string are text
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", EXERCISE_PAGES)
+def test_a_chinese_exercise_is_graded_like_the_english_one(page, tmp_path, monkeypatch):
+    """The Chinese handout, as a learner gets it, runs without an error and gets 0 points; with
+    the solution's answers in its answer cells (a Chinese learner's finished notebook) it gets
+    every point, as the English solution does (tests/test_exercises_grading.py), and the grader
+    sees no difference from the Chinese handout (no tampering note): its locked cells are the
+    translated ones. (selfcheck's path: the cells run in one namespace, then every test file.)"""
+    import copy
+
+    import nbformat
+
+    from grading import selfcheck
+    from grading.worker import Exercise, Notes, inspect_submission
+
+    exercise = page.split("/")[1]
+    autograder = ROOT / "grading" / "autograder" / exercise
+    monkeypatch.chdir(tmp_path)  # otter.Notebook writes .OTTER_LOG to the cwd
+    monkeypatch.setenv("MHA_CHECK_TIME_LIMIT", "20")
+    monkeypatch.delenv("MHA_COURSE_SOURCE", raising=False)
+    handout = nbformat.read(zh.ZH / f"{page}.ipynb", as_version=4)
+    solution = nbformat.read(autograder / f"{exercise}-solution.ipynb", as_version=4)
+    answer_cells = {c.id for c in handout.cells if "otter_answer_cell" in c.metadata.get("tags", [])}
+    answers = {c.id: c.source for c in solution.cells if c.id in answer_cells}
+    assert len(answers) == len(answer_cells) > 0
+    solved = copy.deepcopy(handout)
+    for cell in solved.cells:
+        if cell.id in answers:
+            cell.source = answers[cell.id]
+    full = {q: p for q, p in json.loads((autograder / "manifest.json").read_text())["questions"].items()
+            if (exercise, q) not in selfcheck.SLOW_QUESTIONS}
+    for nb, expected in ((handout, {q: 0 for q in full}), (solved, full)):
+        namespace, errors = selfcheck.run_cells(nb, exercise)
+        got = {q: v["score"] for q, v in selfcheck.score(namespace, exercise, quick=True, language="zh").items()}
+        assert (errors, got) == ([], expected)
+    notes = Notes()
+    inspect_submission(solved, Exercise.load(autograder, ROOT / f"{page}.ipynb", zh.ZH / f"{page}.ipynb"), notes)
+    assert notes.items == []
+
+
 @pytest.mark.parametrize("page", EXECUTED_PAGES)
 def test_executed_chinese_page_draws_its_own_figures(page):
     """A page executed in Chinese stores the figures of its Chinese run: none is byte-identical
@@ -234,6 +324,19 @@ def test_executed_chinese_page_draws_its_own_figures(page):
     assert not same, f"zh/{page}.ipynb: figures identical to the English ones in cells {same}: " \
                      f"run python zh/zh_edition.py --execute {page}"
     assert count or not any(images(c) for c in english.values()), f"zh/{page}.ipynb: no figure stored"
+
+
+@pytest.mark.parametrize("page", EXECUTED_PAGES)
+def test_no_figure_of_a_chinese_run_is_drawn_before_the_switch_to_chinese(page):
+    """A figure drawn before plotting.use_language("zh") has English labels, and its Chinese
+    text shows as empty boxes: the switch comes before the first cell that draws, or opens it."""
+    switched = False
+    for cell in _code_cells(json.loads((zh.ZH / f"{page}.ipynb").read_text(encoding="utf-8"))):
+        text = zh.cell_text(cell)
+        if zh.has_figure(cell):
+            assert switched or text.startswith(zh.ZH_LANGUAGE_LINES), \
+                f"zh/{page}.ipynb, cell {cell['id']}: draws before the figures are switched to Chinese"
+        switched = switched or zh.ZH_LANGUAGE_LINES.strip() in text
 
 
 def test_code_skeleton_sees_code_changes_but_not_comments_or_strings():

@@ -18,6 +18,8 @@
                                              translations (comments and strings in Chinese) and
                                              store their outputs: Chinese printed text and figures
     python zh/zh_edition.py --executed       list those notebooks (make notebooks runs nbval on them)
+                                             (an exercise's translated cells that print are taken from
+                                             a run too: --execute exercises/exNN_name/exNN_name)
 
 What is generated, and from what (see zh/README.md):
 * zh/<page>.ipynb for every notebook of _toc.yml: the English notebook with each Markdown cell
@@ -31,7 +33,8 @@ What is generated, and from what (see zh/README.md):
   zh/chapters/quizzes/NN.json (translated quiz, or the English one until translated). Links to
   the published English book become links to the Chinese edition (zh_markdown).
   A page with code translations ("code" in its translation file) has those cells in Chinese
-  (comments and strings only) and is executed in Chinese (see "Code cells in Chinese" below).
+  (comments and strings only) and is executed in Chinese (see "Code cells in Chinese" below);
+  an exercise is not: only its translated cells that print take their outputs from a Chinese run.
 * zh/chapters/quizzes/NN.json, zh/glossary.md (the Chinese glossary: names from zh/terms.yml,
   definitions from zh/translations/glossary.yml), the exercise folders' files beside their
   notebooks, zh/_toc.yml, zh/_config.yml.
@@ -292,8 +295,14 @@ def code_translations(page: str) -> dict:
 
 
 def executed_pages() -> list[str]:
-    """Pages whose Chinese notebook is executed (it has code translations)."""
-    return [p for p in notebook_pages() if code_translations(p)]
+    """Chapters whose Chinese notebook is executed (they have code translations). Exercises with
+    code translations are not in this list: only their cells that print are taken from a Chinese
+    run (below), and nbval runs every Chinese exercise anyway (`make notebooks`: zh/exercises)."""
+    return [p for p in notebook_pages() if code_translations(p) and not is_exercise(p)]
+
+
+def is_exercise(page: str) -> bool:
+    return page.startswith("exercises/")
 
 
 def code_states(page: str) -> list[tuple[str, str, dict]]:
@@ -349,20 +358,107 @@ def zh_code_source(page: str, cell: dict, first_code_id: str | None = None) -> s
     if entry and entry.get("zh", "").strip() and entry.get("en_sha256") == text_hash(source):
         source = entry["zh"]
     source = zh_code(source)
-    if entries and cell["id"] == first_code_id:
-        source = source.rstrip("\n") + "\n\n" + ZH_LANGUAGE_LINES.rstrip("\n")
+    if entries and cell["id"] == first_code_id and not is_exercise(page):
+        source = with_zh_figures(source, draws=has_figure(cell))
     return source
 
 
-def zh_notebook(page: str) -> dict:
+def has_figure(cell: dict) -> bool:
+    return any("image/png" in output.get("data", {}) for output in cell.get("outputs", []))
+
+
+def with_zh_figures(source: str, draws: bool) -> str:
+    """The first code cell of a page executed in Chinese switches the figures to Chinese:
+    after its own lines, or before them if the cell itself draws (chapter 7's diagram)."""
+    if draws:
+        return ZH_LANGUAGE_LINES + "\n" + source
+    return source.rstrip("\n") + "\n\n" + ZH_LANGUAGE_LINES.rstrip("\n")
+
+
+# Exercises (zh/exercises/): a code translation (comments, docstrings, printed text in Chinese)
+# is used at once in a cell whose English run printed nothing (an answer cell, a cell that prints
+# only once the learner's function returns something): the Chinese cell prints nothing either.
+# A cell whose English run printed something shows the output of a Chinese run instead
+# (`--execute exercises/exNN_name/exNN_name`), kept while its source is unchanged and while it
+# shows the same values as the English output (the numbers outside the string literals: so a
+# change of the English output, e.g. after `make exercises`, is noticed). Until then the cell is
+# the English one, with its English output, and `--status` and tests/test_zh_edition.py say that
+# it waits for a run. The check cells' outputs stay the English ones translated (above).
+
+NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+
+
+def _literal_numbers(source: str) -> "Counter[str]":
+    import ast
+    from collections import Counter
+
+    numbers = Counter()
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:  # IPython's magics
+        return numbers
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            numbers.update(NUMBER.findall(node.value))
+    return numbers
+
+
+def printed_values(cell: dict) -> tuple:
+    """What a run of a code cell showed, but for the text of its string literals: the kind of
+    each output, and the numbers in them (those written in the cell's strings left out)."""
+    from collections import Counter
+
+    kinds, numbers = [], Counter()
+    for out in cell.get("outputs", []):
+        kinds.append((out.get("output_type"), out.get("name"), sorted(out.get("data", {}))))
+        texts = [out.get("text", "")] + [v for k, v in sorted(out.get("data", {}).items()) if k.startswith("text/")]
+        for text in texts:
+            numbers.update(NUMBER.findall(cell_text({"source": text})))
+    return kinds, sorted((numbers - _literal_numbers(cell_text(cell))).elements())
+
+
+def _chinese_run(cell: dict, source: str, before: dict | None) -> list | None:
+    """The outputs of the Chinese run of an exercise's translated code cell, if it is current."""
+    if before is None or cell_text(before) != source:
+        return None
+    ran = dict(cell, source=_lines(source), outputs=before.get("outputs", []))
+    return ran["outputs"] if printed_values(ran) == printed_values(cell) else None
+
+
+def _previous_code_cells(page: str) -> dict:
+    path = ZH / f"{page}.ipynb"
+    if not path.is_file():
+        return {}
+    return {c["id"]: c for c in json.loads(path.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"}
+
+
+def waiting_for_run(page: str) -> list[str]:
+    """The exercise's code cells with a current translation that are shown in English until
+    `--execute PAGE` runs the Chinese notebook (their English run printed something)."""
+    if not is_exercise(page) or not code_translations(page):
+        return []
+    nb = json.loads((ROOT / f"{page}.ipynb").read_text(encoding="utf-8"))
+    before = _previous_code_cells(page)
+    waiting = []
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "code" or not cell.get("outputs"):
+            continue
+        source = zh_code_source(page, cell)
+        if source != zh_code(cell_text(cell)) and _chinese_run(cell, source, before.get(cell["id"])) is None:
+            waiting.append(cell["id"])
+    return waiting
+
+
+def zh_notebook(page: str, run: bool = False) -> dict:
+    """The Chinese notebook of page. run: the notebook to execute (every current code translation
+    of an exercise in, whatever the outputs stored so far)."""
     nb = json.loads((ROOT / f"{page}.ipynb").read_text(encoding="utf-8"))
     states = {cid: (state, entry) for cid, state, entry in cell_states(page)}
-    executed = bool(code_translations(page))
+    exercise = is_exercise(page)
+    executed = bool(code_translations(page)) and not exercise
     first_code_id = _first_code_cell_id(nb)
-    ran = {}  # the outputs of the last Chinese run, by cell id, with the source they came from
-    if executed and (ZH / f"{page}.ipynb").is_file():
-        previous = json.loads((ZH / f"{page}.ipynb").read_text(encoding="utf-8"))
-        ran = {c["id"]: c for c in previous["cells"] if c["cell_type"] == "code"}
+    # the outputs of the last Chinese run, by cell id, with the source they came from
+    ran = _previous_code_cells(page) if executed or (exercise and code_translations(page)) else {}
     missing = outdated = 0
     cells = []
     for cell in nb["cells"]:
@@ -378,15 +474,24 @@ def zh_notebook(page: str) -> dict:
         elif cell["cell_type"] == "code":
             source = zh_code_source(page, cell, first_code_id)
             before = ran.get(cell["id"])
-            if before is not None and cell_text(before) == source:
+            if exercise and cell.get("outputs") and source != zh_code(cell_text(cell)) and not run:
+                outputs = _chinese_run(cell, source, before)
+                if outputs is not None:  # what the Chinese run of this very source printed
+                    cell = dict(cell, source=_lines(source), outputs=outputs)
+                else:  # not run in Chinese yet: the English cell (waiting_for_run)
+                    source = zh_code(cell_text(cell))
+            if exercise:
+                if CHECK_CELL.search(cell_text(cell)):
+                    cell = _with_zh_check_output(cell)
+                if source != cell_text(cell):
+                    cell = dict(cell, source=_lines(source))
+            elif before is not None and cell_text(before) == source:
                 # Executed in Chinese from this very source: keep what that run printed and drew.
                 cell = dict(cell, source=_lines(source), outputs=before.get("outputs", []),
                             execution_count=before.get("execution_count"))
             else:
                 if "display_quiz(" in cell_text(cell):
                     cell = _with_zh_quiz(cell)
-                if page.startswith("exercises/") and CHECK_CELL.search(cell_text(cell)):
-                    cell = _with_zh_check_output(cell)
                 if source != cell_text(cell):
                     cell = dict(cell, source=_lines(source))
         cells.append(cell)
@@ -404,7 +509,7 @@ def execute_zh_notebook(page: str, timeout: int = 600) -> Path:
     import nbformat
     from nbclient import NotebookClient
 
-    nb_dict = zh_notebook(page)
+    nb_dict = zh_notebook(page, run=True)
     path = ZH / f"{page}.ipynb"
     path.parent.mkdir(parents=True, exist_ok=True)
     nb = nbformat.reads(json.dumps(nb_dict), as_version=4)
@@ -418,6 +523,8 @@ def execute_zh_notebook(page: str, timeout: int = 600) -> Path:
             cell["outputs"] = ran_cell.get("outputs", [])
             cell["execution_count"] = ran_cell.get("execution_count")
     path.write_bytes(notebook_bytes(nb_dict))
+    if is_exercise(page):  # keep only what the translated cells printed (zh_notebook)
+        path.write_bytes(notebook_bytes(zh_notebook(page)))
     return path
 
 
@@ -706,10 +813,13 @@ def _status() -> int:
     for part in english_toc().get("parts", []):
         if part.get("caption") not in CAPTIONS:
             print(f"_toc.yml caption without a translation in zh_edition.CAPTIONS: {part.get('caption')!r}")
-    for page in executed_pages():
+    for page in notebook_pages():
+        if not code_translations(page):
+            continue
         states = [s for _, s, _ in code_states(page)]
+        how = f"{len(waiting_for_run(page)):3d} waiting for --execute" if is_exercise(page) else "(executed in Chinese)"
         print(f"{page:55s} {states.count('translated'):3d} code cells translated "
-              f"{len(states) - states.count('translated'):3d} outdated (executed in Chinese)")
+              f"{len(states) - states.count('translated'):3d} outdated {how}")
     print(f"Markdown cells translated: {done} of {total}")
     return 0
 
@@ -810,8 +920,8 @@ def main(argv: list[str] | None = None) -> int:
     group.add_argument("--scaffold", metavar="PAGE")
     group.add_argument("--accept", nargs="+", metavar=("PAGE", "CELL_ID"))
     group.add_argument("--execute", nargs="*", metavar="PAGE",
-                       help="run the Chinese notebooks of these pages (default: every page with code "
-                            "translations) and keep their outputs")
+                       help="run the Chinese notebooks of these pages (default: every chapter with code "
+                            "translations, and the exercises with cells waiting for a run) and keep their outputs")
     group.add_argument("--executed", action="store_true",
                        help="print the Chinese notebooks that are executed in Chinese (for nbval)")
     args = parser.parse_args(argv)
@@ -823,7 +933,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.execute is not None:
         write_all()
-        for page in args.execute or executed_pages():
+        pages = args.execute or executed_pages() + [p for p in notebook_pages() if waiting_for_run(p)]
+        for page in pages:
             print(f"executed {execute_zh_notebook(page).relative_to(ROOT)}")
         return 0
     if args.scaffold:
