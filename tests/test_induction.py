@@ -14,7 +14,8 @@ import torch.nn.functional as F
 from mha import apply_rope
 from mha.course.induction import (AttentionOnly, CopyBatch, ablate_heads, ablation_table,
                                   copy_batch, copy_loss, evaluate, exercise_model, head_scores,
-                                  induction_score, previous_token_score)
+                                  induction_score, previous_token_score, train_exercise_weights,
+                                  EXERCISE_WEIGHTS)
 
 
 def batch_of(seed=0, B=200, **kw):
@@ -186,10 +187,24 @@ def test_weights_start_from_a_normal_with_std_002():
 
 # ------------------------------------------------------------------ exercise 16's model
 
-def test_the_exercise_model_is_trained_once_and_handed_out_as_separate_copies():
+@pytest.mark.slow
+def test_the_shipped_exercise_weights_are_what_the_recipe_trains():
+    """The weights in the package are exercise 16's recipe (seed, steps, settings) run
+    again here; after a change to the recipe or the model, `python -m mha.course.induction`
+    writes them anew."""
+    rng, threads = torch.random.get_rng_state(), torch.get_num_threads()
+    trained = train_exercise_weights()
+    assert torch.equal(torch.random.get_rng_state(), rng) and torch.get_num_threads() == threads
+    shipped = torch.load(EXERCISE_WEIGHTS, weights_only=True)
+    assert trained.keys() == shipped.keys()
+    for name in shipped:
+        torch.testing.assert_close(trained[name], shipped[name], rtol=0, atol=1e-4, msg=name)
+
+
+def test_the_exercise_model_is_loaded_once_and_handed_out_as_separate_copies():
     rng, threads = torch.random.get_rng_state(), torch.get_num_threads()
     first, second = exercise_model(), exercise_model()
-    # neither the training nor the copies draw from the caller's generator or keep one thread
+    # neither the loading nor the copies draw from the caller's generator or change its threads
     assert torch.equal(torch.random.get_rng_state(), rng) and torch.get_num_threads() == threads
     assert first is not second and not first.training and not second.training
     a, b = first.state_dict(), second.state_dict()

@@ -25,21 +25,19 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import inspect
-import json
-import os
 import sys
 import sysconfig
+import threading
 import time
 from pathlib import Path
 
 import torch
-from filelock import FileLock
 from torch import nn
 
 from ..bpe import ENDOFTEXT, BPETokenizer
 from ..generation import eval_mode
 from ..gpt import GPT, GPTConfig
+from . import run_cache
 from .device import MixedPrecision, maybe_compile, pick_device
 
 MODULES = (
@@ -162,12 +160,13 @@ def param_groups(model: nn.Module, weight_decay: float = 0.1) -> list[dict]:
 
 def train_lm(model, train_ids: torch.Tensor, *, steps: int, batch_size: int, length: int,
              lr: float = 3e-3, seed: int = 0, progress: bool = True, device=None,
-             precision: str = "fp32", compile: bool = False) -> dict:
+             precision: str = "fp32", compile: bool = False, cache: bool = False) -> dict:
     """AdamW (weight decay 0.1 on the groups of :func:`param_groups`) on random windows,
     learning rate warm-up then cosine decay to lr/10.
 
-    Returns ``{"step": [...], "loss": [...], "seconds": total}`` with the training loss of
-    every step. ``progress`` shows a tqdm bar (text, on stdout).
+    Returns ``{"step": [...], "loss": [...], "seconds": wall, "cpu_seconds": cpu}`` with the
+    training loss of every step and the loop's wall and CPU time. ``progress`` shows a tqdm
+    bar (text, on stdout).
 
     ``device`` (default :func:`mha.course.device.pick_device`: ``$MHA_DEVICE``, else cuda,
     mps, cpu) is where the model trains; it is moved back to where it was afterwards, so
@@ -176,7 +175,16 @@ def train_lm(model, train_ids: torch.Tensor, *, steps: int, batch_size: int, len
     CPU and CUDA) or ``"fp16"`` (autocast and gradient scaling, CUDA), see
     :class:`mha.course.device.MixedPrecision`. ``compile=True`` runs the loss through
     ``torch.compile`` (slow first steps, faster later ones).
+
+    ``cache=True``: the run is computed once per machine and kept on disk
+    (:func:`mha.course.run_cache.cached`); a later call with the same model (class, settings,
+    initial weights), ids, arguments and code loads the trained weights into ``model`` and
+    returns the run's history, its own timings included.
     """
+    if cache:
+        return _cached_run(model, train_ids, dict(
+            steps=steps, batch_size=batch_size, length=length, lr=lr, seed=seed,
+            device=str(pick_device(device)), precision=precision, compile=compile), progress)
     from tqdm import tqdm
 
     generator = torch.Generator().manual_seed(seed)
@@ -197,7 +205,7 @@ def train_lm(model, train_ids: torch.Tensor, *, steps: int, batch_size: int, len
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
     history = {"step": [], "loss": []}
     model.train()
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     bar = tqdm(range(steps), disable=not progress, mininterval=1.0, file=sys.stdout)
     for step in bar:
         batch = random_windows(train_ids, batch_size, length + 1, generator).to(device)
@@ -212,7 +220,33 @@ def train_lm(model, train_ids: torch.Tensor, *, steps: int, batch_size: int, len
         bar.set_postfix(loss=f"{loss.item():.3f}", refresh=False)
     model.eval().to(home)
     history["seconds"] = time.perf_counter() - start
+    history["cpu_seconds"] = time.process_time() - cpu_start
     return history
+
+
+def _cached_run(model, train_ids: torch.Tensor, settings: dict, progress: bool,
+                refresh: bool = False) -> dict:
+    """:func:`train_lm` through the run cache: ``model`` ends trained either way."""
+    # Dropout draws from the global generator: then the run depends on (and moves) its state.
+    uses_generator = getattr(getattr(model, "config", None), "dropout", 0) > 0 or any(
+        isinstance(m, nn.Dropout) and m.p > 0 for m in model.modules())
+    key = {"model": type(model).__qualname__, "config": repr(getattr(model, "config", None)),
+           "architecture": repr(model), "initial_weights": model.state_dict(),
+           "trained": [name for name, p in model.named_parameters() if p.requires_grad],
+           "rng_state": torch.get_rng_state() if uses_generator else None,
+           "ids": train_ids, "settings": settings,
+           "code": run_cache.code_digest(__file__, Path(__file__).with_name("device.py"))}
+
+    def run() -> dict:
+        history = train_lm(model, train_ids, progress=progress, **settings)
+        return {"state": model.state_dict(), "history": history, "rng_state": torch.get_rng_state()}
+
+    record = run_cache.cached("lm", key, run, refresh=refresh)
+    model.load_state_dict(record["state"])  # a no-op after a run, the trained weights after a load
+    if uses_generator:
+        torch.set_rng_state(record["rng_state"])
+    model.eval()
+    return record["history"]
 
 
 # Chapter 11's model and training run; chapter 12 samples from the same trained model.
@@ -229,21 +263,10 @@ def recipe_model(style: str = "gpt2", **overrides) -> GPT:
     return GPT(config)
 
 
-def cache_path() -> Path:
-    """Where :func:`trained_lm` keeps the trained weights: one file per recipe, training
-    code (:func:`train_lm`, :func:`param_groups` and :func:`trained_lm` itself) and training
-    ids (the corpus as the tokenizer encodes it, separators included), so a change to any of
-    them trains afresh instead of loading stale weights."""
-    code = inspect.getsource(train_lm) + inspect.getsource(param_groups) + inspect.getsource(trained_lm)
-    ids = corpus_ids(RECIPE["vocab_size"])[0]
-    key = fingerprint(json.dumps(RECIPE, sort_keys=True) + code + ids.numpy().tobytes().hex())
-    root = Path(os.environ.get("MHA_COURSE_CACHE", Path.home() / ".cache" / "mha-course"))
-    return root / f"lm-{key}.pt"
-
-
 def trained_lm(retrain: bool = False, progress: bool = True) -> tuple[GPT, dict]:
-    """Chapter 11's trained model and its training history, from the cache if there
-    (unless ``retrain``); a fresh training run is written to the cache.
+    """Chapter 11's trained model and its training history: trained once per machine and
+    kept on disk (:func:`train_lm` with its run cache; ``retrain`` trains again and
+    overwrites).
 
     Training is deterministic on a given machine, so loading the cached weights gives the
     same model as training again. The history keeps the run's own wall and CPU seconds, so a
@@ -251,20 +274,14 @@ def trained_lm(retrain: bool = False, progress: bool = True) -> tuple[GPT, dict]
     A lock file makes a second process (chapter 12 running beside chapter 11) wait for the
     first one's training instead of training the same model again.
     """
-    path = cache_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(path.with_suffix(".lock"))):
+    settings = dict(steps=RECIPE["steps"], batch_size=RECIPE["batch_size"], length=RECIPE["length"],
+                    lr=RECIPE["lr"], seed=RECIPE["seed"], device=str(pick_device(None)),
+                    precision="fp32", compile=False)
+    with _trained_lm_lock:  # threads share the generator: one seeds and builds the model at a time
         model = recipe_model()
-        if path.exists() and not retrain:
-            saved = torch.load(path, weights_only=True)
-            model.load_state_dict(saved["state"])
-            return model.eval(), saved["history"]
-        cpu_start = time.process_time()
-        history = train_lm(model, corpus_ids(RECIPE["vocab_size"])[0], steps=RECIPE["steps"],
-                           batch_size=RECIPE["batch_size"], length=RECIPE["length"],
-                           lr=RECIPE["lr"], seed=RECIPE["seed"], progress=progress)
-        history["cpu_seconds"] = time.process_time() - cpu_start
-        partial = path.with_suffix(f".{os.getpid()}.tmp")
-        torch.save({"state": model.state_dict(), "history": history}, partial)
-        partial.replace(path)  # atomic: a reader without the lock never sees half a file
-        return model, history
+        history = _cached_run(model, corpus_ids(RECIPE["vocab_size"])[0], settings, progress,
+                              refresh=retrain)
+    return model, history
+
+
+_trained_lm_lock = threading.Lock()
