@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 export CUDA_VISIBLE_DEVICES :=
 export PYTHONHASHSEED := 0
 
-.PHONY: book test unit integration notebooks book-strict browser links browser-deps grade export grading-deps exercises solutions bench clean
+.PHONY: book book-en book-zh test unit integration notebooks book-strict browser links browser-deps grade export grading-deps exercises solutions bench clean
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,8 +22,7 @@ $(STAMP): requirements.txt pyproject.toml
 ## The Chinese notebooks are generated first from the English ones + zh/translations/ (zh/README.md).
 book: $(STAMP)
 	$(BIN)/python zh/zh_edition.py
-	$(BIN)/jupyter-book build . -W -n --keep-going
-	$(BIN)/jupyter-book build zh --path-output _build/zh -W -n --keep-going
+	$(MAKE) --no-print-directory -j2 --output-sync=target book-en book-zh
 	rm -rf _build/html/zh && cp -r _build/zh/_build/html _build/html/zh
 	@echo "The book: $(abspath _build/html/index.html) (中文版: $(abspath _build/html/zh/index.html))"
 
@@ -37,9 +36,10 @@ test: browser-deps grading-deps unit integration notebooks book-strict browser
 unit: $(STAMP)
 	$(BIN)/python -m pytest tests -n 2 -m "not browser and not slow"
 
-## integration: the slow tests (subprocesses, fresh venvs, grading of whole notebooks)
+## integration: the slow tests (subprocesses, fresh venvs, grading of whole notebooks); each test
+## file runs on one worker (--dist loadfile), so a file's tests share its expensive fixtures
 integration: $(STAMP) grading-deps
-	$(BIN)/python -m pytest tests -n 2 -m "slow and not browser" --durations=10
+	$(BIN)/python -m pytest tests -n 2 --dist loadfile -m "slow and not browser" --durations=10
 
 # --dist loadscope keeps each notebook's cells on one worker, in order. The Chinese chapters
 # executed in Chinese (code translations: zh/README.md) are checked too; the others share the
@@ -48,6 +48,13 @@ notebooks: $(STAMP)
 	$(BIN)/python -m pytest --nbval --nbval-current-env \
 	  --nbval-sanitize-with tests/nbval_sanitize.cfg \
 	  --durations=15 -n 2 --dist loadscope chapters exercises zh/exercises $$($(BIN)/python zh/zh_edition.py --executed)
+
+# The two editions are independent Sphinx builds of one process each: built side by side.
+book-en: $(STAMP)
+	$(BIN)/jupyter-book build . -W -n --keep-going
+
+book-zh: $(STAMP)
+	$(BIN)/jupyter-book build zh --path-output _build/zh -W -n --keep-going
 
 # From scratch (Sphinx does not refresh every file of an existing build, e.g. changed CSS).
 book-strict: $(STAMP)

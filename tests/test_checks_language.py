@@ -20,6 +20,7 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -522,67 +523,84 @@ _ALLOWED_ENGLISH = re.compile(r"`[^`]*`|抛出了 \w+：.*|抛出的是 \w+：.*
 _ENGLISH_WORDS = re.compile(r"(?<![\w.])[A-Za-z]{2,}(?: [A-Za-z]{2,}){2,}")
 
 
-@pytest.mark.slow
-def test_every_exercise_gives_every_known_bug_and_stub_its_feedback_in_chinese(monkeypatch, tmp_path):
-    """grading.selfcheck's variants (solution, untouched stub, every known bug), graded in Chinese:
-    no text may fall back to English. The solution passes every check, so every text given to a
-    check (hints included) is looked up; the bugs and stubs reach the failure messages. As in
-    `selfcheck --quick`, the questions of SLOW_QUESTIONS (a training run of minutes per variant)
-    are left out: their texts are covered by the catalog tests above."""
+@dataclass
+class Checked:
+    """One check of one variant of an exercise, run in English and in Chinese."""
+    exercise: str
+    variant: str
+    question: str
+    expected: int                # the points selfcheck expects for this question in this variant
+    score: dict[str, float]      # language -> points
+    failures: dict[str, list[str]]
+    shown: dict[str, dict]       # language -> the check cell's output (text/plain, text/html)
+
+
+@pytest.fixture(scope="module")
+def every_check_in_both_languages(tmp_path_factory) -> tuple[list[Checked], set]:
+    """grading.selfcheck's variants of every exercise (solution, untouched stub, every known
+    bug), each run once, and each of its checks run in English and in Chinese; with the texts
+    that found no Chinese on the way. As in `selfcheck --quick`, the questions of SLOW_QUESTIONS
+    (a training run of minutes per variant) are left out: their texts are covered by the catalog
+    tests above. Running the variants is nearly all the cost, so the two tests below share it
+    (`make integration` runs each test file on one worker: --dist loadfile)."""
     sys.path.insert(0, str(ROOT))
     from grading import selfcheck
 
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    monkeypatch.chdir(tmp_path)  # otter writes a log into the working directory
+    checked = []
     checks.untranslated.clear()
-    leaks = []
-    exercises = sorted(p.name for p in selfcheck.AUTOGRADER.iterdir() if p.is_dir())
-    with checks.messages_in("zh"):
-        for exercise in exercises:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("OMP_NUM_THREADS", "1")
+        mp.chdir(tmp_path_factory.mktemp("otter"))  # otter writes a log into the working directory
+        for exercise in sorted(p.name for p in selfcheck.AUTOGRADER.iterdir() if p.is_dir()):
+            tests = sorted((selfcheck.AUTOGRADER / exercise / "tests").glob("q*.py"))
             for name, nb, expected, _ in selfcheck.variants(exercise, quick=True):
                 namespace, _ = selfcheck.run_cells(nb, exercise)
-                got = selfcheck.score(namespace, exercise, quick=True)
-                assert {q: v["score"] for q, v in got.items()} == expected, (exercise, name)
-                for q, result in got.items():
-                    for message in result["failures"]:
-                        for line in message.splitlines():
-                            if _ENGLISH_WORDS.search(_ALLOWED_ENGLISH.sub("", line)):
-                                leaks.append(f"{exercise} {q} ({name}): {line}")
-    missing = sorted(checks.untranslated)
-    assert not missing, "texts with no Chinese in mha/course/messages_zh.py:\n" + "\n".join(map(repr, missing))
+                for path in tests:
+                    if (exercise, path.stem) in selfcheck.SLOW_QUESTIONS:
+                        continue
+                    score, failures, shown = {}, {}, {}
+                    for language in ("en", "zh"):
+                        torch.manual_seed(0)  # a check that samples sees the same numbers in both runs
+                        test, results = checks.run_test_file(path, namespace, language=language)
+                        score[language] = test.score
+                        failures[language] = [f"{r.error}: {r.message}" for r in results if not r.passed]
+                        shown[language] = _shown(checks.CheckResult(path.stem, results, language))
+                    checked.append(Checked(exercise, name, path.stem, expected[path.stem],
+                                           score, failures, shown))
+    return checked, set(checks.untranslated)
+
+
+@pytest.mark.slow
+def test_every_exercise_gives_every_known_bug_and_stub_its_feedback_in_chinese(every_check_in_both_languages):
+    """Graded in Chinese, every variant gets the points selfcheck expects, and no text of its
+    feedback falls back to English. The solution passes every check, so every text given to a
+    check (hints included) is looked up; the bugs and stubs reach the failure messages."""
+    checked, untranslated = every_check_in_both_languages
+    wrong_points = [f"{c.exercise} {c.question} ({c.variant}): {c.score['zh']} points, expected {c.expected}"
+                    for c in checked if c.score["zh"] != c.expected]
+    leaks = [f"{c.exercise} {c.question} ({c.variant}): {line}"
+             for c in checked for message in c.failures["zh"] for line in message.splitlines()
+             if _ENGLISH_WORDS.search(_ALLOWED_ENGLISH.sub("", line))]
+    assert len(checked) > 500
+    assert not wrong_points, "\n".join(wrong_points)
+    assert not untranslated, "texts with no Chinese in mha/course/messages_zh.py:\n" + "\n".join(map(repr, sorted(untranslated)))
     assert not leaks, "English left in Chinese feedback:\n" + "\n".join(leaks)
 
 
 @pytest.mark.slow
-def test_every_exercise_output_in_english_translates_to_what_a_run_in_chinese_shows(monkeypatch, tmp_path):
+def test_every_exercise_output_in_english_translates_to_what_a_run_in_chinese_shows(every_check_in_both_languages):
     """What zh/zh_edition.py does to the stored check outputs, for every output the checks can
-    print on the selfcheck's variants (solution, untouched stub, every known bug): the English
-    output translated (check_output_in) must be the output of the same check run in Chinese."""
-    sys.path.insert(0, str(ROOT))
-    from grading import selfcheck
-
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    monkeypatch.chdir(tmp_path)
-    wrong, compared = [], 0
-    for exercise in sorted(p.name for p in selfcheck.AUTOGRADER.iterdir() if p.is_dir()):
-        tests = sorted((selfcheck.AUTOGRADER / exercise / "tests").glob("q*.py"))
-        for name, nb, _, _ in selfcheck.variants(exercise, quick=True):
-            namespace, _ = selfcheck.run_cells(nb, exercise)
-            for path in tests:
-                if (exercise, path.stem) in selfcheck.SLOW_QUESTIONS:
-                    continue
-                shown = {}
-                for language in ("en", "zh"):
-                    torch.manual_seed(0)  # a check that samples sees the same numbers in both runs
-                    _, results = checks.run_test_file(path, namespace, language=language)
-                    shown[language] = _shown(checks.CheckResult(path.stem, results, language))
-                compared += 1
-                try:
-                    translated = checks.check_output_in("zh", shown["en"])
-                except ValueError as exc:
-                    translated = {"text/plain": f"ValueError: {exc}"}
-                if translated != shown["zh"]:
-                    wrong.append(f"{exercise} {path.stem} ({name}):\n{shown['en']['text/plain']}\n-> "
-                                 f"{translated['text/plain']}\nbut a run in Chinese shows:\n{shown['zh']['text/plain']}")
-    assert compared > 500
-    assert not wrong, f"{len(wrong)} of {compared} outputs:\n\n" + "\n\n".join(wrong[:10])
+    print on the selfcheck's variants: the English output translated (check_output_in) must be
+    the output of the same check run in Chinese."""
+    checked, _ = every_check_in_both_languages
+    wrong = []
+    for c in checked:
+        try:
+            translated = checks.check_output_in("zh", c.shown["en"])
+        except ValueError as exc:
+            translated = {"text/plain": f"ValueError: {exc}"}
+        if translated != c.shown["zh"]:
+            wrong.append(f"{c.exercise} {c.question} ({c.variant}):\n{c.shown['en']['text/plain']}\n-> "
+                         f"{translated['text/plain']}\nbut a run in Chinese shows:\n{c.shown['zh']['text/plain']}")
+    assert len(checked) > 500
+    assert not wrong, f"{len(wrong)} of {len(checked)} outputs:\n\n" + "\n\n".join(wrong[:10])

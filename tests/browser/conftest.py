@@ -360,16 +360,6 @@ def pytest_configure(config):
             old.unlink(missing_ok=True)
 
 
-def pytest_collection_modifyitems(config, items):
-    # Under pytest-xdist (`-n 2 --dist loadgroup`) every test of one page goes to the same
-    # worker, so each page is still visited once. `make browser` runs serially: measured on
-    # 2 cores, two Chromiums took 5:39 for what one does in about 4:25.
-    for item in items:
-        params = getattr(item, "callspec", None)
-        page = params.params.get("page") if params else None
-        item.add_marker(pytest.mark.xdist_group(f"page:{page}" if page else "site"))
-
-
 @pytest.fixture(scope="session")
 def visitor(driver, site_url):
     return Visitor(driver, site_url)

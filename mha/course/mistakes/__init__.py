@@ -18,7 +18,9 @@ inverted mask) ``classic_attention`` computes those values. The messages are Eng
 checks translate them with ``messages_zh()`` (this catalogue's Chinese) like any other text.
 ``tests/test_mistakes_catalogue.py`` plants every catalogued mistake into the solution
 (``grading/known_bugs.py``, feedback ``"mistake:<id>"``) and requires its hint in both languages.
-An exercise without a data file simply has no catalogued mistakes.
+An exercise without a data file simply has no catalogued mistakes. A new mistake needs three
+things: its entry here, a planted bug in grading/known_bugs.py (feedback ``"mistake:<id>"``)
+and its value handed over by the question's test file.
 """
 from __future__ import annotations
 

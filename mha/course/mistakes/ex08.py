@@ -1,9 +1,6 @@
 """Exercise 8, what do the heads do: the classic mistakes, question by question.
 
-Edit freely: ``seen`` says how the checks recognise the mistake (the learner's result equals the
-reference with the mistake applied), ``en``/``zh`` is the hint. A hint names the mistake and the
-idea to check, never the code that fixes it. A new mistake also needs a planted bug in
-grading/known_bugs.py (feedback "mistake:<id>") and its value in the question's test.
+Edit freely: what each field means, and what a new mistake also needs, is in ``__init__.py``.
 """
 
 from .classics import NO_SCALE, SOFTMAX_AXIS
