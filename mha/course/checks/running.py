@@ -436,6 +436,10 @@ def _run(fn, args: list):
         return fn(*args), executed
 
 
+# The code object every @contextmanager function shares (contextlib's ``helper``).
+_CONTEXT_MANAGER_CODE = contextlib.contextmanager(lambda: iter(())).__code__
+
+
 @contextlib.contextmanager
 def recording(not_learners: tuple[str, ...] = ()):
     """Record the library functions that the learner's code executes in the block: yields the
@@ -473,14 +477,16 @@ def recording(not_learners: tuple[str, ...] = ()):
             qualified = getattr(code, "co_qualname", code.co_name)
             executed.update(qualified.split("."))
             executed.add(f"{frame.f_globals.get('__name__', '')}.{qualified}")
-            if code.co_filename == contextlib.__file__ and "func" in code.co_freevars:
-                # a @contextmanager (``with ablate_heads(...)``): its body runs from contextlib,
-                # never called by the learner's code; record the function it decorates
-                wrapped = frame.f_locals.get("func")
-                qualified = getattr(wrapped, "__qualname__", None)
-                if isinstance(qualified, str):
-                    executed.update(qualified.split("."))
-                    executed.add(f"{getattr(wrapped, '__module__', '')}.{qualified}")
+        elif event == "return" and frame.f_code is _CONTEXT_MANAGER_CODE and frame.f_back is not None \
+                and by_learner(frame.f_back):
+            # ``with ablate_heads(...)``: the body of a @contextmanager runs from contextlib, never
+            # called by the learner's code; record the function it decorates, which the returned
+            # manager holds (reading it from the frame's locals in a profiler is not safe)
+            wrapped = getattr(arg, "func", None)
+            qualified = getattr(wrapped, "__qualname__", None)
+            if isinstance(qualified, str):
+                executed.update(qualified.split("."))
+                executed.add(f"{getattr(wrapped, '__module__', '')}.{qualified}")
 
     previous = sys.getprofile()
     sys.setprofile(profile)
