@@ -70,19 +70,23 @@ def grades(tmp_path_factory) -> dict[str, dict]:
     subs.mkdir()
     for student in CLASS:
         nbformat.write(_notebook(student), subs / f"{student.replace(' ', '_')}.ipynb")
+    graded = _grade_class(subs, out, check_time_limit=10)
+    return {student: graded[student.replace(" ", "_")] for student in CLASS}
+
+
+def _grade_class(subs: Path, out: Path, check_time_limit: int) -> dict[str, dict]:
+    """``python -m grading.grade`` on the folder ``subs``: student -> grades.csv row and feedback."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MHA_COURSE")}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     done = subprocess.run(
         [sys.executable, "-m", "grading.grade", str(subs), "--out", str(out), "--jobs", "2",
-         "--timeout", "300", "--check-time-limit", "10", "--memory-limit", "2048"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=1200)
+         "--timeout", "300", "--check-time-limit", str(check_time_limit), "--memory-limit", "2048"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     with open(out / "grades.csv", newline="", encoding="utf-8") as f:
         rows = {r["student"]: r for r in csv.DictReader(f)}
-    feedback = {s: (out / "feedback" / f"{s.replace(' ', '_')}.md").read_text(encoding="utf-8")
-                for s in CLASS}
-    return {student: {"row": rows[student.replace(" ", "_")], "feedback": feedback[student]}
-            for student in CLASS}
+    return {student: {"row": row, "feedback": (out / "feedback" / f"{student}.md").read_text(encoding="utf-8")}
+            for student, row in rows.items()}
 
 
 @pytest.mark.parametrize("student", sorted(CLASS))
@@ -163,17 +167,7 @@ def wrapper_grades(tmp_path_factory) -> dict[str, dict]:
         for student, nb in ((f"{exercise}_solution", solution), (f"{exercise}_wrapper", _wrapped(exercise))):
             (subs / student).mkdir(parents=True)
             nbformat.write(nb, subs / student / f"{exercise}.ipynb")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MHA_COURSE")}
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    done = subprocess.run(
-        [sys.executable, "-m", "grading.grade", str(subs), "--out", str(out), "--jobs", "2",
-         "--timeout", "300", "--check-time-limit", "20", "--memory-limit", "2048"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    with open(out / "grades.csv", newline="", encoding="utf-8") as f:
-        rows = {r["student"]: r for r in csv.DictReader(f)}
-    return {student: {"row": row, "feedback": (out / "feedback" / f"{student}.md").read_text(encoding="utf-8")}
-            for student, row in rows.items()}
+    return _grade_class(subs, out, check_time_limit=20)
 
 
 @pytest.mark.parametrize("exercise", sorted(WRAPPERS))
