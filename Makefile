@@ -86,7 +86,7 @@ browser-deps:
 ## screenshots go to _build/screenshots/. Builds the book first if it is not built.
 browser: $(STAMP) browser-deps
 	test -f _build/html/index.html -a -f _build/html/zh/index.html || $(MAKE) book
-	$(BIN)/python -m pytest tests/browser -m browser
+	$(BIN)/python -m pytest tests/browser -m browser -n 2 --dist loadscope --no-loadscope-reorder
 
 ## links: only the link and anchor check of _build/html (no browser needed)
 links: $(STAMP)

@@ -4,7 +4,9 @@ The built site (``_build/html``, from ``make book``) is served by a local ``http
 127.0.0.1 and read by Debian's headless Chromium through chromedriver, with DNS switched off,
 so any page that reaches for the network fails with a console error. Each page is visited
 once; every test reads the facts gathered on that visit. A screenshot of each page is kept in
-``_build/screenshots/``.
+``_build/screenshots/``. `make browser` runs two pytest-xdist workers, each with its own
+server and Chromium; ``--dist loadscope`` gives all the tests of one page to one worker
+(pytest_xdist_make_scheduler below), so each page is still visited once.
 
 Environment overrides: MHA_BOOK_ROOT (the book's source folder, default: this checkout),
 MHA_SITE_DIR (default: $MHA_BOOK_ROOT/_build/html), MHA_SCREENSHOT_DIR
@@ -26,7 +28,9 @@ from pathlib import Path
 
 import pytest
 
-from book_site import DESKTOP_WIDTH, PHONE_WIDTH, SHOTS, SITE, book_config
+from book_site import DESKTOP_WIDTH, PHONE_WIDTH, SHOTS, SITE, book_config, site_pages
+
+WINDOW_HEIGHT = 1000
 
 CHROMIUM_FLAGS = [
     "--headless",
@@ -39,7 +43,7 @@ CHROMIUM_FLAGS = [
     "--disable-quic",
     # Network off: every host fails to resolve except 127.0.0.1, where the site is served.
     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-    "--window-size=1280,1000",
+    f"--window-size={DESKTOP_WIDTH},{WINDOW_HEIGHT}",
     "--hide-scrollbars",
     "--force-device-scale-factor=1",
 ]
@@ -118,8 +122,9 @@ def driver():
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     service = Service(executable_path=chromedriver)
     browser = webdriver.Chrome(service=service, options=options)
-    browser.set_page_load_timeout(30)
-    browser.set_script_timeout(30)
+    # Generous: axe on the longest page (chapter 10) took 24 s on 2 cores under a load of 9.
+    browser.set_page_load_timeout(60)
+    browser.set_script_timeout(120)
     try:
         yield browser
     finally:
@@ -156,6 +161,8 @@ class PageVisit:
     overflowing_equations: dict[int, list[dict]] = field(default_factory=dict)
     display_equations: int = 0
     axe_violations: list[dict] = field(default_factory=list)
+    # Shown text outside the article and reader-facing attributes: {visible: [...], attributes: [...]}
+    chrome: dict = field(default_factory=dict)
     screenshots: list[Path] = field(default_factory=list)
     # (path, status) of each request the local server failed while this page was loading
     failed_requests: list[tuple[str, int]] = field(default_factory=list)
@@ -209,6 +216,30 @@ return {
   lang_switch: hrefs('a.lang-switch-link'),
   search_language: (window.DOCUMENTATION_OPTIONS || {}).LANGUAGE || '',
 };
+"""
+
+# The text of the page's chrome (everything outside the article that is shown) and the
+# attributes a reader meets (titles, labels, placeholders) anywhere: test_zh_interface.py
+# looks for English theme strings in them on the Chinese pages.
+_CHROME_JS = r"""
+const article = document.querySelector('article');
+const visible = [];
+const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+while (walker.nextNode()) {
+  const node = walker.currentNode;
+  const el = node.parentElement;
+  if (!el || (article && article.contains(el)) || el.closest('script, style, noscript')) continue;
+  if (!el.getClientRects().length) continue;  // not shown
+  if (node.textContent.trim()) visible.push(node.textContent.trim());
+}
+const attributes = [];
+for (const el of document.querySelectorAll('[title], [aria-label], [placeholder], [alt], [data-bs-title]')) {
+  for (const name of ['title', 'aria-label', 'placeholder', 'alt', 'data-bs-title']) {
+    const value = el.getAttribute(name);
+    if (value) attributes.push(name + '=' + value);
+  }
+}
+return {visible: visible, attributes: attributes};
 """
 
 # Resolves once MathJax (if the page loads it) has typeset the page.
@@ -272,6 +303,39 @@ axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa']},
   .catch(e => done([{id: 'axe-error', impact: 'critical', help: String(e), count: 1, nodes: []}]));
 """
 
+# Resolves with the viewport's width once it is arguments[0] px (or after 5 s, whatever it is
+# then), after the next frame has been laid out: a condition, not a fixed wait.
+_RESIZED_JS = r"""
+const want = arguments[0], done = arguments[arguments.length - 1];
+const start = Date.now();
+(function wait() {
+  if (window.innerWidth === want || Date.now() - start > 5000) {
+    requestAnimationFrame(() => requestAnimationFrame(() => done(window.innerWidth)));
+  } else {
+    setTimeout(wait, 20);
+  }
+})();
+"""
+
+# Scrolls the first figure of the article to the middle of the window and resolves after the
+# next frame is drawn; false if the article has no figure.
+_SCROLL_TO_FIGURE_JS = r"""
+const done = arguments[arguments.length - 1];
+const img = document.querySelector('article .cell_output img, article figure img');
+if (!img) { done(false); } else {
+  img.scrollIntoView({block: 'center'});
+  requestAnimationFrame(() => requestAnimationFrame(() => done(true)));
+}
+"""
+
+# Resolves once every font the page asked for has loaded or failed (a failed font is a
+# console error and a failed request, which the visit must see).
+_FONTS_DONE_JS = r"""
+const done = arguments[arguments.length - 1];
+document.fonts.ready.then(() => done(true), () => done(false));
+"""
+
+
 def _shot_name(page: str, suffix: str = "") -> str:
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "__", page.removesuffix(".html"))
     return f"{stem}{suffix}.png"
@@ -300,46 +364,53 @@ class Visitor:
         drv.execute_async_script(_MATHJAX_DONE_JS)
         drv.execute_async_script(_IMAGES_DONE_JS)
         facts = drv.execute_script(_FACTS_JS)
-        time.sleep(0.2)  # let late console messages (failed fonts, scripts) arrive
-        visit = PageVisit(page=page, url=url, console=self.console(), **facts)
-        visit.failed_requests = _QuietHandler.failures[failures_before:]
-        # Equations at the desktop width, then at a phone's (the window is put back after).
+        visit = PageVisit(page=page, url=url, console=[], **facts)
+        visit.chrome = drv.execute_script(_CHROME_JS)
+        # Everything at the desktop width first (the window's size on every page load):
+        # equations, axe, pictures; then the equations once more at a phone's width.
         eq = drv.execute_script(_EQUATIONS_JS)
         visit.display_equations = eq["count"]
         visit.overflowing_equations[DESKTOP_WIDTH] = eq["over"]
-        if eq["count"]:
-            drv.set_window_size(PHONE_WIDTH, 1000)
-            time.sleep(0.3)
-            phone = drv.execute_script(_EQUATIONS_JS)
-            visit.overflowing_equations[PHONE_WIDTH] = phone["over"]
-            if phone["viewport"] > PHONE_WIDTH:  # the browser refused the size: say so
-                visit.overflowing_equations[PHONE_WIDTH] = [
-                    {"tex": f"(window {phone['viewport']} px wide, not {PHONE_WIDTH})", "width": 0, "avail": 0}]
-            drv.set_window_size(DESKTOP_WIDTH, 1000)
-            time.sleep(0.3)
-        else:
-            visit.overflowing_equations[PHONE_WIDTH] = []
         if self.axe_source is not None:
             drv.execute_script(self.axe_source)
             visit.axe_violations = drv.execute_async_script(_AXE_RUN_JS)
         else:
             visit.axe_violations = [{"id": "axe-missing", "impact": "critical", "count": 1,
                                      "help": f"{AXE_JS_FILE} is missing", "nodes": []}]
-        shot = SHOTS / _shot_name(page)
+        self._screenshots(visit)
+        visit.overflowing_equations[PHONE_WIDTH] = self._phone_equations() if eq["count"] else []
+        # Read last, so that late messages (a font or script that failed after the load
+        # event) and anything the page logged while resized are counted, with no fixed wait.
+        drv.execute_async_script(_FONTS_DONE_JS)
+        visit.console = self.console()
+        visit.failed_requests = _QuietHandler.failures[failures_before:]
+        self.cache[page] = visit
+        return visit
+
+    def _screenshots(self, visit: PageVisit) -> None:
+        drv = self.driver
+        shot = SHOTS / _shot_name(visit.page)
         drv.save_screenshot(str(shot))
         visit.screenshots.append(shot)
         # A second picture centred on the first figure of the article, if there is one.
-        has_figure = drv.execute_script(
-            "const img = document.querySelector('article .cell_output img, article figure img');"
-            "if (!img) return false; img.scrollIntoView({block: 'center'}); return true;"
-        )
-        if has_figure:
-            time.sleep(0.1)
-            shot = SHOTS / _shot_name(page, "--figure")
+        if drv.execute_async_script(_SCROLL_TO_FIGURE_JS):
+            shot = SHOTS / _shot_name(visit.page, "--figure")
             drv.save_screenshot(str(shot))
             visit.screenshots.append(shot)
-        self.cache[page] = visit
-        return visit
+
+    def _phone_equations(self) -> list[dict]:
+        """The display equations too wide for their column at a phone's width; the window
+        gets its desktop width back before the next page loads."""
+        drv = self.driver
+        try:
+            drv.set_window_size(PHONE_WIDTH, WINDOW_HEIGHT)
+            viewport = drv.execute_async_script(_RESIZED_JS, PHONE_WIDTH)
+            if viewport != PHONE_WIDTH:  # the browser refused the size: say so
+                return [{"tex": f"(window {viewport} px wide, not {PHONE_WIDTH})", "width": 0, "avail": 0}]
+            return drv.execute_script(_EQUATIONS_JS)["over"]
+        finally:
+            drv.set_window_size(DESKTOP_WIDTH, WINDOW_HEIGHT)
+            drv.execute_async_script(_RESIZED_JS, DESKTOP_WIDTH)
 
 
 def _wait_ready(drv, timeout: float = 20.0) -> None:
@@ -358,6 +429,50 @@ def pytest_configure(config):
         SHOTS.mkdir(parents=True, exist_ok=True)
         for old in SHOTS.glob("*.png"):
             old.unlink(missing_ok=True)
+
+
+# --------------------------------------------------------------------------------------
+# pytest-xdist (`make browser` runs with -n 2): each worker has its own server and Chromium,
+# and all the tests of one page go to the same worker, so that the page is visited once.
+
+
+def page_of(nodeid: str, pages: list[str]) -> str | None:
+    """The page a test is parametrized with (the longest page named whole among its
+    parameters, which pytest joins with "-"), or None."""
+    if not nodeid.endswith("]") or "[" not in nodeid:
+        return None
+    params = nodeid[nodeid.index("[") + 1:-1]
+    named = [p for p in pages
+             if params == p or params.startswith(p + "-") or params.endswith("-" + p) or f"-{p}-" in params]
+    return max(named, key=len, default=None)
+
+
+def pytest_collection_modifyitems(config, items):
+    # The tests of no page first (the link check is the longest single test): with
+    # --no-loadscope-reorder a worker starts on them while the other starts on the pages,
+    # instead of one worker finishing the run alone with the link check.
+    pages = site_pages()
+    here = Path(__file__).parent
+    items.sort(key=lambda item: item.path.parent == here and page_of(item.nodeid, pages) is not None)
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    pages = site_pages()
+
+    class PageScheduling(LoadScopeScheduling):
+        """--dist loadscope where the scope of a test is its page (its tests in every
+        file are one unit of work), and each test of no page is a unit of its own."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            page = page_of(nodeid, pages)
+            return f"page {page}" if page else nodeid
+
+    return PageScheduling(config, log)
 
 
 @pytest.fixture(scope="session")

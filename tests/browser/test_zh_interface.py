@@ -36,27 +36,6 @@ THEME_STRINGS = [
     "By The MHA Course authors", "MIT licence",
 ]
 
-_CHROME_JS = r"""
-const article = document.querySelector('article');
-const visible = [];
-const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-while (walker.nextNode()) {
-  const node = walker.currentNode;
-  const el = node.parentElement;
-  if (!el || (article && article.contains(el)) || el.closest('script, style, noscript')) continue;
-  if (!el.getClientRects().length) continue;  // not shown
-  if (node.textContent.trim()) visible.push(node.textContent.trim());
-}
-const attributes = [];
-for (const el of document.querySelectorAll('[title], [aria-label], [placeholder], [alt], [data-bs-title]')) {
-  for (const name of ['title', 'aria-label', 'placeholder', 'alt', 'data-bs-title']) {
-    const value = el.getAttribute(name);
-    if (value) attributes.push(name + '=' + value);
-  }
-}
-return {visible: visible, attributes: attributes};
-"""
-
 
 def _english_left(texts: list[str]) -> list[str]:
     found = []
@@ -72,14 +51,8 @@ def test_the_theme_strings_are_checked_on_chinese_pages():
 
 
 @pytest.mark.parametrize("page", ZH_PAGES)
-def test_no_english_theme_string_on_a_chinese_page(visitor, site_url, page):
-    driver = visitor.driver
-    driver.get(site_url + page)
-    for _ in range(100):
-        if driver.execute_script("return document.readyState") == "complete":
-            break
-        time.sleep(0.05)
-    chrome = driver.execute_script(_CHROME_JS)
+def test_no_english_theme_string_on_a_chinese_page(visitor, page):
+    chrome = visitor.visit(page).chrome  # conftest._CHROME_JS, on the page's one visit
     left = _english_left(chrome["visible"]) + _english_left(chrome["attributes"])
     assert not left, f"{page}: theme strings still in English:\n" + "\n".join(sorted(set(left)))
 
