@@ -20,10 +20,40 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 torch.set_num_threads(1)  # xdist already runs one worker per core
 
 
+# The integration step's longest files, longest first (seconds of their slowest items on 2 idle
+# cores, 2026-11): with `--dist loadfile` each file runs whole on one worker, so they must start
+# first, or the last one to start is the step's tail. (xdist's default order, most tests first,
+# starts them last: a file of two tests that grade every exercise looks small to it.)
+LONGEST_FILES = (
+    "test_checks_language.py",      # 207: every exercise's variants, in English and in Chinese
+    "test_exercises_grading.py",    # 154: every exercise through the instructor command
+    "test_grading_adversarial.py",  # 135: the hostile class
+    "test_grading_lifecycle.py",    # stopping the command three ways, a symlinked venv
+    "test_grading_bans.py",         # 54
+    "test_grading_export.py",       # 43
+)
+
+
 def pytest_configure(config):
     # `make unit` leaves these out; `make integration` (part of `make test`) runs them
     config.addinivalue_line(
         "markers", "slow: integration test (subprocess, fresh venv, grading whole notebooks)")
+    if getattr(config.option, "dist", "no") == "loadfile":
+        config.option.loadscopereorder = False  # keep the order below (--no-loadscope-reorder)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    # xdist, in the controller: its workers see `--dist no`, so tell them which it is
+    node.workerinput["longest_first"] = getattr(node.config.option, "dist", "no") == "loadfile"
+
+
+def pytest_collection_modifyitems(config, items):
+    # the workers collect; the controller schedules the files in the order they collected them
+    if not getattr(config, "workerinput", {}).get("longest_first"):
+        return
+    rank = {name: i for i, name in enumerate(LONGEST_FILES)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the rest keep their order
 
 
 @pytest.fixture(autouse=True)

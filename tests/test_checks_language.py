@@ -535,6 +535,32 @@ class Checked:
     shown: dict[str, dict]       # language -> the check cell's output (text/plain, text/html)
 
 
+def _check_exercise(exercise: str) -> tuple[list[Checked], set[str]]:
+    """Every selfcheck variant of ``exercise`` (as in `selfcheck --quick`), each run once, and
+    each of its checks run in English and in Chinese; with the texts that found no Chinese."""
+    from grading import selfcheck
+
+    torch.set_num_threads(1)
+    checked = []
+    checks.untranslated.clear()
+    tests = sorted((selfcheck.AUTOGRADER / exercise / "tests").glob("q*.py"))
+    for name, nb, expected, _ in selfcheck.variants(exercise, quick=True):
+        namespace, _ = selfcheck.run_cells(nb, exercise)
+        for path in tests:
+            if (exercise, path.stem) in selfcheck.SLOW_QUESTIONS:
+                continue
+            score, failures, shown = {}, {}, {}
+            for language in ("en", "zh"):
+                torch.manual_seed(0)  # a check that samples sees the same numbers in both runs
+                test, results = checks.run_test_file(path, namespace, language=language)
+                score[language] = test.score
+                failures[language] = [f"{r.error}: {r.message}" for r in results if not r.passed]
+                shown[language] = _shown(checks.CheckResult(path.stem, results, language))
+            checked.append(Checked(exercise, name, path.stem, expected[path.stem],
+                                   score, failures, shown))
+    return checked, set(checks.untranslated)
+
+
 @pytest.fixture(scope="module")
 def every_check_in_both_languages(tmp_path_factory) -> tuple[list[Checked], set]:
     """grading.selfcheck's variants of every exercise (solution, untouched stub, every known
@@ -542,32 +568,23 @@ def every_check_in_both_languages(tmp_path_factory) -> tuple[list[Checked], set]
     that found no Chinese on the way. As in `selfcheck --quick`, the questions of SLOW_QUESTIONS
     (a training run of minutes per variant) are left out: their texts are covered by the catalog
     tests above. Running the variants is nearly all the cost, so the two tests below share it
-    (`make integration` runs each test file on one worker: --dist loadfile)."""
+    (`make integration` runs each test file on one worker: --dist loadfile), and the exercises
+    are spread over two fresh processes (one per core: this file is the longest of the
+    integration step, and one exercise does not depend on another)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     sys.path.insert(0, str(ROOT))
     from grading import selfcheck
 
-    checked = []
-    checks.untranslated.clear()
+    exercises = sorted(p.name for p in selfcheck.AUTOGRADER.iterdir() if p.is_dir())
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("OMP_NUM_THREADS", "1")
+        mp.setenv("OMP_NUM_THREADS", "1")  # (inherited by the processes)
         mp.chdir(tmp_path_factory.mktemp("otter"))  # otter writes a log into the working directory
-        for exercise in sorted(p.name for p in selfcheck.AUTOGRADER.iterdir() if p.is_dir()):
-            tests = sorted((selfcheck.AUTOGRADER / exercise / "tests").glob("q*.py"))
-            for name, nb, expected, _ in selfcheck.variants(exercise, quick=True):
-                namespace, _ = selfcheck.run_cells(nb, exercise)
-                for path in tests:
-                    if (exercise, path.stem) in selfcheck.SLOW_QUESTIONS:
-                        continue
-                    score, failures, shown = {}, {}, {}
-                    for language in ("en", "zh"):
-                        torch.manual_seed(0)  # a check that samples sees the same numbers in both runs
-                        test, results = checks.run_test_file(path, namespace, language=language)
-                        score[language] = test.score
-                        failures[language] = [f"{r.error}: {r.message}" for r in results if not r.passed]
-                        shown[language] = _shown(checks.CheckResult(path.stem, results, language))
-                    checked.append(Checked(exercise, name, path.stem, expected[path.stem],
-                                           score, failures, shown))
-    return checked, set(checks.untranslated)
+        with ProcessPoolExecutor(max_workers=min(2, os.cpu_count() or 1),
+                                 mp_context=multiprocessing.get_context("spawn")) as pool:
+            done = list(pool.map(_check_exercise, exercises))
+    return [c for checked, _ in done for c in checked], set().union(*(u for _, u in done))
 
 
 @pytest.mark.slow

@@ -4,10 +4,10 @@ In the learner's notebook ``call`` records the library functions the learner's c
 (tests/test_bans_by_behaviour.py). In ``python -m grading.grade`` that code runs in the sandbox:
 there the same recorder runs around each call the checks make, the sandbox sends back what it
 recorded, and the grader refuses the same things the notebook refuses, and accepts the same. A
-small class of exercise-1 notebooks, each the solution with one answer changed, is graded once.
-A second class holds, for each exercise whose bans name the course's own references (issue 21
-item 10), its solution and the solution with one answer that wraps such a reference under a name
-bound in another cell: the wrapper loses its question, the solution keeps every point.
+small class of exercise-1 notebooks, each the solution with one answer changed, is graded once,
+together with a second class: for each exercise whose bans name the course's own references
+(issue 21 item 10), its solution and the solution with one answer that wraps such a reference
+under a name bound in another cell: the wrapper loses its question, the solution keeps every point.
 """
 from __future__ import annotations
 
@@ -62,7 +62,10 @@ def _notebook(student: str):
 
 
 @pytest.fixture(scope="module")
-def grades(tmp_path_factory) -> dict[str, dict]:
+def graded(tmp_path_factory) -> dict[str, dict]:
+    """Both classes of this file (the exercise-1 class above, the wrappers below) in one
+    submissions folder, graded by one run of the command (its start-up and preflight are a good
+    part of the cost of so few notebooks): student -> grades.csv row and feedback."""
     if shutil.which("bwrap") is None:
         pytest.fail("bubblewrap is not installed: run `make grading-deps`")
     tmp = tmp_path_factory.mktemp("bans")
@@ -70,7 +73,12 @@ def grades(tmp_path_factory) -> dict[str, dict]:
     subs.mkdir()
     for student in CLASS:
         nbformat.write(_notebook(student), subs / f"{student.replace(' ', '_')}.ipynb")
-    graded = _grade_class(subs, out, check_time_limit=10)
+    _write_wrapper_class(subs)
+    return _grade_class(subs, out, check_time_limit=20)
+
+
+@pytest.fixture(scope="module")
+def grades(graded) -> dict[str, dict]:
     return {student: graded[student.replace(" ", "_")] for student in CLASS}
 
 
@@ -153,21 +161,19 @@ def _wrapped(exercise: str):
     return nb
 
 
-@pytest.fixture(scope="module")
-def wrapper_grades(tmp_path_factory) -> dict[str, dict]:
-    """Each exercise's solution and its wrapper, graded in one run: student -> grades.csv row
-    and feedback."""
-    if shutil.which("bwrap") is None:
-        pytest.fail("bubblewrap is not installed: run `make grading-deps`")
-    tmp = tmp_path_factory.mktemp("wrappers")
-    subs, out = tmp / "submissions", tmp / "results"
+def _write_wrapper_class(subs: Path) -> None:
+    """Each exercise's solution and its wrapper, one folder per student."""
     for exercise in WRAPPERS:
         solution = nbformat.read(ROOT / "grading" / "autograder" / exercise / f"{exercise}-solution.ipynb",
                                  as_version=4)
         for student, nb in ((f"{exercise}_solution", solution), (f"{exercise}_wrapper", _wrapped(exercise))):
             (subs / student).mkdir(parents=True)
             nbformat.write(nb, subs / student / f"{exercise}.ipynb")
-    return _grade_class(subs, out, check_time_limit=20)
+
+
+@pytest.fixture(scope="module")
+def wrapper_grades(graded) -> dict[str, dict]:
+    return graded
 
 
 @pytest.mark.parametrize("exercise", sorted(WRAPPERS))
