@@ -43,11 +43,12 @@ integration: $(STAMP) grading-deps
 
 # --dist loadscope keeps each notebook's cells on one worker, in order. The Chinese chapters
 # executed in Chinese (code translations: zh/README.md) are checked too; the others share the
-# English chapters' code and outputs.
+# English chapters' code and outputs. --no-loadscope-reorder: the notebooks are handed out in
+# the order conftest.py gives them (English first, longest first), not by number of cells.
 notebooks: $(STAMP)
 	$(BIN)/python -m pytest --nbval --nbval-current-env \
 	  --nbval-sanitize-with tests/nbval_sanitize.cfg \
-	  --durations=15 -n 2 --dist loadscope chapters exercises zh/exercises $$($(BIN)/python zh/zh_edition.py --executed)
+	  --durations=15 -n 2 --dist loadscope --no-loadscope-reorder chapters exercises zh/exercises $$($(BIN)/python zh/zh_edition.py --executed)
 
 # The two editions are independent Sphinx builds of one process each: built side by side.
 book-en: $(STAMP)

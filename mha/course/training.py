@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -26,6 +27,7 @@ from ..generation import eval_mode
 from .numerals import (BOS_ID, EOS_ID, PAD_ID, SRC_VOCAB, TGT_VOCAB, Batch, decode_target,
                        make_batch, random_batches, split_numbers)
 from ..transformer import Transformer
+from . import run_cache
 from .device import MixedPrecision, maybe_compile, pick_device
 
 
@@ -140,7 +142,8 @@ def train(model: Transformer, numbers: Sequence[int], steps: int = 1500,
           eval_numbers: Sequence[int] | None = None, eval_every: int = 0,
           progress: bool = False,
           on_step: Callable[[int, Transformer], None] | None = None,
-          device=None, precision: str = "fp32", compile: bool = False) -> History:
+          device=None, precision: str = "fp32", compile: bool = False,
+          cache: bool = False) -> History:
     """Teacher-forced training with Adam, linear warm-up then cosine decay to zero.
 
     Batches come from :func:`mha.course.numerals.random_batches` with ``seed``, so two calls
@@ -153,9 +156,23 @@ def train(model: Transformer, numbers: Sequence[int], steps: int = 1500,
     it is moved back to where it was at the end. ``precision`` is ``"fp32"`` (the book's),
     ``"bf16"`` or ``"fp16"`` (:class:`mha.course.device.MixedPrecision`); ``compile=True``
     runs the forward pass through ``torch.compile``.
+
+    ``cache=True``: the run is computed once per machine and kept on disk
+    (:func:`mha.course.run_cache.cached`); a later call with the same model (class, initial
+    weights), numbers, arguments, global random state and code loads the trained weights (and
+    last gradients) into ``model``, sets the global random state to where the run left it and
+    returns the run's :class:`History`, its own ``seconds`` included. Ask for it only when
+    those decide the run: a hook on the model or a patched method is not in the key. A run
+    with ``on_step`` or ``progress`` (they must see the training happen), with ``compile`` or
+    off the CPU is computed even then.
     """
     device = pick_device(device)
     amp = MixedPrecision(device, precision)  # checks precision before any work is done
+    if (cache and on_step is None and not progress and not compile and device.type == "cpu"
+            and device_of(model).type == "cpu"):
+        settings = dict(steps=steps, batch_size=batch_size, lr=lr, warmup=warmup, seed=seed,
+                        eval_every=eval_every, precision=precision)
+        return _cached_train(model, numbers, eval_numbers, settings)
     home = device_of(model)  # where the model goes back to at the end
     model.to(device)
     forward = maybe_compile(model, compile)  # shares its parameters with model
@@ -203,19 +220,55 @@ def train(model: Transformer, numbers: Sequence[int], steps: int = 1500,
     return history
 
 
+def _cached_train(model: Transformer, numbers: Sequence[int],
+                  eval_numbers: Sequence[int] | None, settings: dict) -> History:
+    """:func:`train` on the CPU through the run cache: ``model`` ends trained either way."""
+    here = Path(__file__)
+    key = {"model": type(model).__qualname__, "architecture": repr(model),
+           "initial_weights": model.state_dict(),
+           "trained": [name for name, p in model.named_parameters() if p.requires_grad],
+           "numbers": torch.tensor(list(numbers), dtype=torch.long),
+           "eval_numbers": None if eval_numbers is None
+           else torch.tensor(list(eval_numbers), dtype=torch.long),
+           "settings": settings,
+           # the run may draw from the global generator (dropout): it depends on its state
+           "rng_state": torch.get_rng_state(),
+           "code": run_cache.code_digest(here, here.with_name("numerals.py"),
+                                         here.with_name("device.py"))}
+
+    def run() -> dict:
+        history = train(model, numbers, eval_numbers=eval_numbers, device="cpu", cache=False,
+                        **settings)
+        return {"state": model.state_dict(), "history": dataclasses.asdict(history),
+                "grads": {name: p.grad for name, p in model.named_parameters()
+                          if p.grad is not None},
+                "rng_state": torch.get_rng_state()}
+
+    record = run_cache.cached("numerals", key, run)
+    model.load_state_dict(record["state"])  # a no-op after a run, the trained weights after a load
+    for name, p in model.named_parameters():
+        p.grad = record["grads"][name].clone() if name in record["grads"] else None
+    torch.set_rng_state(record["rng_state"])
+    model.eval()
+    return History(**record["history"])
+
+
 def train_numeral_model(num_heads: int = 4, d_model: int = 64, num_layers: int = 2,
                         d_ff: int = 128, steps: int = 1500, batch_size: int = 64,
                         seed: int = 0, progress: bool = False, eval_every: int = 0,
-                        n_test: int = 1000, **train_kwargs) -> tuple[Transformer, History]:
+                        n_test: int = 1000, cache: bool = True,
+                        **train_kwargs) -> tuple[Transformer, History]:
     """Build and train the course's numerals model in one seeded call.
 
     Uses the split of :func:`mha.course.numerals.split_numbers` (``n_test`` held out with
     ``seed=0``), evaluating on the held-out numbers when ``eval_every > 0``.
-    Returns the trained model (in eval mode) and its :class:`History`.
+    Returns the trained model (in eval mode) and its :class:`History`. The model is built
+    here, so nothing but the arguments decides the run: it is cached (``cache`` of
+    :func:`train`) unless ``cache=False``.
     """
     train_numbers, test_numbers = split_numbers(n_test=n_test)
     model = build_model(num_heads, d_model, num_layers, d_ff, seed=seed)
     history = train(model, train_numbers, steps=steps, batch_size=batch_size, seed=seed,
                     eval_numbers=test_numbers, eval_every=eval_every, progress=progress,
-                    **train_kwargs)
+                    cache=cache, **train_kwargs)
     return model, history
