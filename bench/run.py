@@ -29,7 +29,8 @@ Measured:
      per-step overhead is);
   5. greedy_decode again with d_model = d_ff = 16: the same ops and Python with almost no
      arithmetic, so its time is the per-step overhead that no cache can remove; from it,
-     the share of a cached run that is overhead, and the speed-up of the rest.
+     the share of a cached run that is overhead, and the speed-up of the rest (where the
+     rest is large enough to measure: on a GPU both models may take the same time).
 
 ``--device`` picks where everything runs (default: ``mha.course.device.pick_device``:
 ``$MHA_DEVICE``, else cuda, then mps, then cpu); the device is printed with the machine.
@@ -298,16 +299,42 @@ def width_floor(reps: int) -> dict:
     return {kind: median(s) for kind, s in samples.items()}
 
 
+# A difference of medians counts as work only if it is at least this share of the full
+# model's time: medians of a few repetitions move by several percent from run to run, so a
+# smaller difference may be noise, and a ratio of two noises means nothing.
+MIN_WIDTH_SHARE = 0.1
+
+
+def width_speedup(none: float, static: float, narrow_none: float,
+                  narrow_static: float) -> float | None:
+    """How much the static cache speeds up the width-dependent work alone: the full model's
+    time minus the narrow model's, without a cache over with the static cache.
+
+    None when either difference is not clearly positive (under MIN_WIDTH_SHARE of the full
+    model's time): the narrow model runs about as long as the full one, as on a GPU, and the
+    width-dependent work cannot be told apart from the per-step overhead.
+
+    >>> width_speedup(4.0, 1.0, 1.5, 0.5)   # (4.0 - 1.5) / (1.0 - 0.5)
+    5.0
+    >>> width_speedup(0.50, 0.20, 0.76, 0.21) is None   # the narrow model is slower
+    True
+    """
+    without_cache, with_cache = none - narrow_none, static - narrow_static
+    if without_cache < MIN_WIDTH_SHARE * none or with_cache < MIN_WIDTH_SHARE * static:
+        return None
+    return without_cache / with_cache
+
+
 def floor_figures(full: dict, narrow: dict) -> dict:
     """Split greedy_decode's times into the part that does not depend on the width (the
     narrow model's) and the rest: how much of a cached run is overhead, and how much the
-    width-dependent work alone speeds up with the static cache."""
+    width-dependent work alone speeds up with the static cache (None: too small to tell)."""
     none = median(full["samples"]["greedy_decode, no cache"])
     static = median(full["samples"]["greedy_decode, static cache"])
     return {"narrow": narrow,
             "overhead_share": narrow["static cache"] / static,
-            "arithmetic_speedup": (none - narrow["no cache"])
-                                  / max(static - narrow["static cache"], 1e-9)}
+            "arithmetic_speedup": width_speedup(none, static, narrow["no cache"],
+                                                narrow["static cache"])}
 
 
 def cached_step_profile(steps: int = 16) -> dict:
@@ -367,6 +394,32 @@ def verdict(value: float, target: float, at_most: bool) -> str:
     return "met" if ok else "MISSED"
 
 
+TOO_SMALL = "too small to separate from per-step overhead on this device"
+
+
+def floor_note(floor: dict) -> str:
+    """The note on floor_figures: what share of a cached run is per-step overhead, and how
+    much the static cache speeds up the rest (or that the rest is too small to measure)."""
+    share, alone = floor["overhead_share"], floor["arithmetic_speedup"]
+    line = (f"- The same model at d_model = d_ff = {NARROW} runs the same ops with almost no "
+            f"arithmetic: its cached run takes {100 * share:.0f}% of the full model's time.")
+    if alone is None:
+        return line + (f" The width-dependent work is {TOO_SMALL}: the narrow model runs about "
+                       "as long as the full one, so every step costs about the same whatever "
+                       "the width, and subtracting one time from the other leaves noise.")
+    line += (f" Without that part, the width-dependent work alone speeds up {alone:.1f}x "
+             f"with the static cache.")
+    if alone >= TARGETS["cache_speedup"]:
+        line += (" The cache does its part; the per-step overhead, which runs with or "
+                 "without a cache, is what holds the whole run below "
+                 f"{TARGETS['cache_speedup']:.0f}x. Removing it takes fewer, fused ops per "
+                 "step or a compiled step, not a faster cache.")
+    else:
+        line += (" That is below the target too, so in this run the overhead alone does not "
+                 "explain the shortfall (a loaded machine makes these times unreliable).")
+    return line
+
+
 def notes(forwards, dec, step, floor, loads: tuple[float, float]) -> list[str]:
     """Say which targets were missed, by how much, and what the measurements point to.
 
@@ -401,20 +454,7 @@ def notes(forwards, dec, step, floor, loads: tuple[float, float]) -> list[str]:
             "bound by per-op dispatch and Python, which grows with the number of layers and "
             "sublayers, not with the sequence. The uncached run's extra work grows with the "
             "prefix, so the speed-up grows with the number of new tokens.")
-        share, alone = floor["overhead_share"], floor["arithmetic_speedup"]
-        line = (f"- The same model at d_model = d_ff = {NARROW} runs the same ops with almost no "
-                f"arithmetic: its cached run takes {100 * share:.0f}% of the full model's time. "
-                f"Without that part, the width-dependent work alone speeds up {alone:.1f}x "
-                f"with the static cache.")
-        if alone >= TARGETS["cache_speedup"]:
-            line += (" The cache does its part; the per-step overhead, which runs with or "
-                     "without a cache, is what holds the whole run below "
-                     f"{TARGETS['cache_speedup']:.0f}x. Removing it takes fewer, fused ops per "
-                     "step or a compiled step, not a faster cache.")
-        else:
-            line += (" That is below the target too, so in this run the overhead alone does not "
-                     "explain the shortfall (a loaded machine makes these times unreliable).")
-        out.append(line)
+        out.append(floor_note(floor))
     f = forwards[0]
     r = f["matmul_fraction"][0]
     if r < TARGETS["matmul_fraction"]:
@@ -492,9 +532,9 @@ def main(argv=None) -> int:
                  f"d_model={DECODE['d_model']}", floor["overhead_share"], "", "", "",
                  f"{floor['overhead_share']:.2f}: this share of a cached run does not depend "
                  "on the width"))
+    alone = floor["arithmetic_speedup"]
     rows.append(("greedy_decode speed-up of the width-dependent work alone, static cache vs "
-                 "no cache", floor["arithmetic_speedup"], "x", "", "",
-                 f"{floor['arithmetic_speedup']:.1f}x"))
+                 "no cache", alone, "x", "", "", TOO_SMALL if alone is None else f"{alone:.1f}x"))
     for f in forwards:
         r = f["three_vs_packed"]
         rows.append((f"q,k,v as three Linears / one packed Linear, B={f['B']}, L={f['L']}", r[0],
@@ -551,7 +591,8 @@ def main(argv=None) -> int:
         w = csv.writer(fh)
         w.writerow(["measure", "value", "unit", "target", "verdict", "detail"])
         for m, value, unit, t, v, detail in rows:
-            w.writerow([m, f"{value:.4f}", unit, t, v, detail])
+            # no value where there is no figure (the width-dependent speed-up on a GPU)
+            w.writerow([m, "" if value is None else f"{value:.4f}", unit, t, v, detail])
         for name, ms in times:
             w.writerow([f"median time: {name}", f"{ms:.4f}", "ms", "", "", ""])
         w.writerow(["median time: one cached decoding step", f"{step['wall_us'] / 1e3:.4f}", "ms",

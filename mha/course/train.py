@@ -66,6 +66,21 @@ def shard(batch: torch.Tensor, rank: int, world_size: int) -> torch.Tensor:
     return batch[rank::world_size]
 
 
+def check_one_gpu_each(processes: int, visible: int) -> None:
+    """Stop, with one line that names the fix, if this machine runs more processes than it
+    has visible GPUs.
+
+    Each process takes ``cuda:LOCAL_RANK``; without the check the process whose GPU is
+    missing dies inside ``torch.cuda.set_device`` ("invalid device ordinal") and its partners
+    wait for it. Every process of the machine stops, not only the one without a GPU.
+    """
+    if processes > visible:
+        fix = f"start at most {visible} (--nproc_per_node {visible}) or " if visible else ""
+        raise SystemExit(f"mha.course.train: {processes} processes on this machine but "
+                         f"{visible} visible GPU(s): each process needs its own GPU; {fix}"
+                         "add --device cpu to train on CPU processes (gloo)")
+
+
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m mha.course.train", description=__doc__.split("\n")[0])
     p.add_argument("--steps", type=int, default=RECIPE["steps"])
@@ -99,6 +114,10 @@ def main(argv=None) -> dict:
     rank, local_rank = int(os.environ.get("RANK", "0")), int(os.environ.get("LOCAL_RANK", "0"))
     device = pick_device(args.device)
     if device.type == "cuda" and world_size > 1:
+        # torchrun sets LOCAL_WORLD_SIZE (--nproc_per_node); another launcher may not, and
+        # then at least this process's index must name a GPU
+        here = int(os.environ.get("LOCAL_WORLD_SIZE", local_rank + 1))
+        check_one_gpu_each(here, torch.cuda.device_count())
         device = torch.device("cuda", local_rank)  # one GPU per process on each machine
         torch.cuda.set_device(device)
     distributed = world_size > 1
