@@ -288,20 +288,26 @@ class BPETokenizer:
         Yields exactly the ids of ``encode("".join(texts))``, while holding only a few
         chunks in memory: text is encoded up to the start of the last complete chunk, since
         the last chunk, or a special token, may go on in the next string.
+
+        The settled chunks are encoded as the split cut them *in context*; re-splitting
+        them alone could cut differently: before ``"The"`` GPT-2's pattern makes
+        ``"\\n\\n"`` two chunks, at the end of a text one.
         """
         specials = self._allowed(allowed_special)
         longest = max(map(len, specials), default=0)
         buffer = ""
         for text in texts:
             buffer += text
-            cut = self._safe_cut(buffer, specials, longest)
-            if cut:
-                yield from self.encode(buffer[:cut], specials.keys())
-                buffer = buffer[cut:]
+            start, chunks = self._settled(buffer, specials, longest)
+            yield from self.encode(buffer[:start], specials.keys())  # ends with a special token
+            for chunk in chunks:
+                yield from self._encode_chunk(chunk)
+            buffer = buffer[start + sum(map(len, chunks)):]
         yield from self.encode(buffer, specials.keys())
 
-    def _safe_cut(self, buffer: str, specials: dict[str, int], longest: int) -> int:
-        """Length of the longest prefix of ``buffer`` whose ids more text cannot change."""
+    def _settled(self, buffer: str, specials: dict[str, int], longest: int) -> tuple[int, list[str]]:
+        """What of ``buffer`` more text cannot change: ``buffer[:start]`` (up to the last
+        complete special token) and the chunks of ordinary text that follow it."""
         # a special token starting in the last ``longest - 1`` characters may not be
         # complete yet (or may grow into a longer one): the text from there on must wait
         limit = len(buffer) - longest + 1 if specials else len(buffer)
@@ -315,7 +321,7 @@ class BPETokenizer:
         chunks = split_text(buffer[start:max(start, limit)], self.pattern)
         # keep the last two chunks: the last may be incomplete ("foo" of "foobar"), and a
         # whitespace run before it is split differently once a word follows
-        return start + sum(map(len, chunks[:-2]))
+        return start, chunks[:-2]
 
     def decode(self, ids: list[int]) -> str:
         """``list[int] -> str``; ``decode(encode(t)) == t`` for every string ``t``.

@@ -56,6 +56,9 @@ def generate(
     and every new token is real. Each row then gets the tokens it would get alone (up to
     float rounding, which can flip a near-tie of greedy's argmax). Left, because every row
     must end with a real token: its last logits predict the next one.
+    With ``rope_scaling="dynamic"`` past the trained length neither promise holds (nor in
+    transformers): dynamic NTK takes its base from the largest position of each call (of
+    the whole batch), so cached keys keep older angles and a short row gets a long row's.
 
     With learned positions the whole result must fit in ``max_len``: unlike nanoGPT, which
     crops the context and silently forgets the start of the text, we raise.

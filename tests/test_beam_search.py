@@ -86,6 +86,22 @@ def test_rows_of_a_batch_are_searched_independently():
         assert scores[b].item() == pytest.approx(score.item(), abs=1e-5)
 
 
+def test_rows_padded_differently_are_each_searched_as_if_alone():
+    # each row's beams must see that row's padding mask, not another row's
+    model = tiny_model(2, eos_bias=0.0)
+    lengths = [6, 2, 4]
+    src = torch.randint(2, 7, (3, 6), generator=torch.Generator().manual_seed(3))
+    src_mask = mha.padding_mask(torch.tensor(lengths), 6)  # [3, 1, 1, 6]
+    together, scores = beam_search(model, src, beam_size=3, max_len=8, bos_id=BOS, eos_id=EOS,
+                                   src_mask=src_mask)
+    for b, n in enumerate(lengths):
+        alone, score = beam_search(model, src[b:b + 1, :n], beam_size=3, max_len=8, bos_id=BOS,
+                                   eos_id=EOS)
+        width = alone.shape[1]
+        assert together[b, :width].tolist() == alone[0].tolist()
+        assert scores[b].item() == pytest.approx(score.item(), abs=1e-5)
+
+
 def test_output_starts_with_bos_and_respects_max_len():
     model = tiny_model(0)
     src = torch.randint(2, 7, (2, 4))
@@ -139,6 +155,15 @@ class TableModel(torch.nn.Module):
         return self.log_probs[t][tgt[:, -1]][:, None]  # [N, 1, V], log-probs as logits
 
 
+def table_mean_log_prob(probs, hypothesis, bos=BOS):
+    """Mean log-probability of ``hypothesis`` (after bos) under a TableModel's ``probs``."""
+    prev, total = bos, 0.0
+    for t, token in enumerate(hypothesis):
+        p = probs[t][prev][token]
+        total, prev = total + (math.log(p) if p else float("-inf")), token
+    return total / len(hypothesis)
+
+
 def test_an_eos_candidate_ranked_below_the_beam_does_not_finish():
     """Worked by hand, tokens (bos, eos, a, b), beam_size 2, mean log-probability.
 
@@ -164,12 +189,31 @@ def test_an_eos_candidate_ranked_below_the_beam_does_not_finish():
     expected = (math.log(.4) + math.log(.45) + math.log(.99)) / 3
     assert tokens[0].tolist() == [bos, b, a, eos]
     assert scores[0].item() == pytest.approx(expected, abs=1e-6)
-
-    def mean_log_prob(hypothesis):
-        prev, total = bos, 0.0
-        for t, token in enumerate(hypothesis):
-            p = probs[t][prev][token]
-            total, prev = total + (math.log(p) if p else float("-inf")), token
-        return total / len(hypothesis)
     # exhaustive search: every hypothesis of up to max_len - 1 = 3 tokens
-    assert max(all_hypotheses(4), key=mean_log_prob) == [b, a, eos]
+    assert max(all_hypotheses(4), key=lambda h: table_mean_log_prob(probs, h)) == [b, a, eos]
+
+
+def test_the_search_goes_on_while_an_alive_hypothesis_can_beat_the_finished_ones():
+    """Worked by hand, tokens (bos, eos, a, b), beam_size 2, mean log-probability.
+
+    Step 1 from bos: eos .5, a .4, b .1 -> "eos" finishes (mean log .5 = -0.693), beam [a, b].
+    Step 2: from a: a .7, eos .3; from b: eos .9, a .05, b .05. Ranked candidates:
+    a a (.28), a eos (.12), b eos (.09), b a (.005). "a eos" ranks in the beam and finishes
+    (-1.06): two finished hypotheses, as many as the beam. But "a a" is alive with mean
+    log .28 / 2 = -0.636, better than "eos" were it to end now, so the search goes on.
+    Step 3, after a: eos .99 -> "a a eos" scores (log .28 + log .99) / 3 = -0.428, the
+    best of all (exhaustive search agrees below). Stopping at two finished hypotheses
+    would return "eos"."""
+    bos, eos, a, b = range(4)
+    unused = [.25] * 4  # rows for a last token that cannot occur at that step
+    probs = [  # probs[t][last token] = next-token probabilities (bos, eos, a, b)
+        [[0, .5, .4, .1], unused, unused, unused],
+        [unused, unused, [0, .3, .7, 0], [0, .9, .05, .05]],
+        [unused, unused, [0, .99, .005, .005], [0, .99, .005, .005]],
+    ]
+    tokens, scores = beam_search(TableModel(probs), torch.zeros(1, 1, dtype=torch.long),
+                                 beam_size=2, max_len=4, bos_id=bos, eos_id=eos)
+    assert tokens[0].tolist() == [bos, a, a, eos]
+    assert scores[0].item() == pytest.approx((math.log(.28) + math.log(.99)) / 3, abs=1e-6)
+    # exhaustive search: every hypothesis of up to max_len - 1 = 3 tokens
+    assert max(all_hypotheses(4), key=lambda h: table_mean_log_prob(probs, h)) == [a, a, eos]

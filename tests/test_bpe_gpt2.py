@@ -5,6 +5,8 @@ checked by its sha256), so nothing is downloaded. tiktoken is the independent re
 it implements BPE as "merge the adjacent parts whose concatenation ranks lowest" in Rust,
 while ours replays the recovered merges in Python.
 """
+import random
+import sysconfig
 from itertools import islice
 from pathlib import Path
 
@@ -63,6 +65,13 @@ def test_decode_equals_tiktoken_gpt2_and_round_trips(ours, tiktoken_gpt2):
     assert ours.decode(ids) == tiktoken_gpt2.decode(ids) == SEVERAL_SCRIPTS
 
 
+def test_decode_of_a_cut_character_gives_a_replacement_character_as_tiktoken(ours, tiktoken_gpt2):
+    # the first two of the four UTF-8 bytes of "🙂", then "!"
+    ids = [ours.byte_ids[b] for b in "🙂".encode("utf-8")[:2]] + ours.encode("!")
+    assert tiktoken_gpt2.decode(ids) == "\ufffd!"
+    assert ours.decode(ids) == "\ufffd!"
+
+
 def test_special_tokens_as_plain_text_equal_tiktokens_encode_ordinary(ours, tiktoken_gpt2):
     assert (ours.encode(SEVERAL_SCRIPTS, allowed_special="none")
             == tiktoken_gpt2.encode_ordinary(SEVERAL_SCRIPTS))
@@ -72,6 +81,35 @@ def test_streaming_encode_of_lines_equals_tiktoken_on_the_whole_text(ours, tikto
     lines = iter(SEVERAL_SCRIPTS.splitlines(keepends=True))
     assert (list(ours.encode_iterable(lines))
             == tiktoken_gpt2.encode(SEVERAL_SCRIPTS, allowed_special="all"))
+
+
+def test_streaming_encode_keeps_two_newlines_that_the_split_cuts_apart_in_context(ours, tiktoken_gpt2):
+    # before "The", GPT-2's pattern cuts "\n\n" into "\n", "\n" (ids 198, 198); at the
+    # end of a text it keeps "\n\n" whole (id 628)
+    text = "x\n\nThe end"
+    plain = BPETokenizer(ours.merges, {}, GPT2_SPLIT_PATTERN, ours.byte_ids)  # no special tokens
+    assert tiktoken_gpt2.encode(text) == [87, 198, 198, 464, 886]
+    assert list(plain.encode_iterable([text])) == [87, 198, 198, 464, 886]
+
+
+def random_pieces(text, rng, longest=30):
+    """``text`` cut at random places into pieces of 0 to ``longest`` characters."""
+    pieces = []
+    while text:
+        n = rng.randint(0, longest)
+        pieces.append(text[:n])
+        text = text[n:]
+    return pieces
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_streaming_encode_of_python_source_cut_at_random_equals_tiktoken(ours, tiktoken_gpt2, seed):
+    # real code: blank lines ("\n\n") and indentation runs everywhere
+    text = (Path(sysconfig.get_paths()["stdlib"]) / "textwrap.py").read_text(encoding="utf-8")[:8000]
+    pieces = random_pieces(text, random.Random(seed))
+    expected = tiktoken_gpt2.encode(text)
+    assert ours.encode(text) == expected
+    assert list(ours.encode_iterable(pieces)) == expected
 
 
 def test_our_gpt2_pattern_cuts_text_as_tiktokens_pattern():

@@ -159,6 +159,17 @@ def test_static_kv_cache_reorders_rows_in_place_like_the_growing_one():
         static.reorder(torch.tensor([0, 1]))
 
 
+def test_static_kv_cache_reorder_moves_each_rows_values_with_its_keys():
+    # beam search: a beam that continues hypothesis 2 needs hypothesis 2's keys *and* values
+    keys, values = torch.randn(3, 2, 4, 5), torch.randn(3, 2, 4, 5)
+    cache = StaticKVCache(10)
+    cache.update(keys, values)
+    index = torch.tensor([2, 2, 0])
+    cache.reorder(index)
+    assert torch.equal(cache.key, keys[index])
+    assert torch.equal(cache.value, values[index])
+
+
 @pytest.mark.parametrize("max_len", [0, 2.5])
 def test_static_kv_cache_needs_a_positive_integer_length(max_len):
     with pytest.raises(ValueError, match="max_len must be a positive integer"):

@@ -179,6 +179,22 @@ def test_left_padded_generation_is_the_same_without_cache_and_with_either_cache(
     assert torch.equal(runs[0], runs[1]) and torch.equal(runs[0], runs[2])
 
 
+def test_left_padding_does_not_count_against_learned_positions():
+    # padded to 6, the longest prompt has 4 real tokens: 4 + 4 new tokens fit max_len=8
+    torch.manual_seed(0)
+    model = mha.GPT(mha.GPTConfig(vocab_size=50, max_len=8, d_model=32, num_heads=4,
+                                  num_layers=2, d_ff=64, style="gpt2")).eval()
+    prompt = torch.tensor([[0, 0, 3, 1, 4, 1],
+                           [0, 0, 0, 0, 5, 9],
+                           [0, 0, 0, 0, 0, 2]])
+    mask = (torch.arange(6) >= torch.tensor([[2], [4], [5]])).long()  # 1 = real token
+    out = generate(model, prompt, 4, temperature=0, attention_mask=mask)
+    for b in range(3):  # each row is what its prompt gives alone
+        row = prompt[b][mask[b].bool()]
+        alone = generate(model, row[None], 4, temperature=0)
+        assert out[b, 6 - len(row):].tolist() == alone[0].tolist()
+
+
 @pytest.mark.parametrize("mask, message", [
     ([[1, 1, 0]], "every prompt must end with a real token"),
     ([[1, 0, 1]], "padding .0. may only come before the real tokens"),

@@ -229,6 +229,19 @@ def test_rope_scaling_equals_transformers_rope_parameters(rope_type, scaling, fa
     torch.testing.assert_close(apply_rope(k, positions, base, **options), k_hf)
 
 
+def test_dynamic_scaling_of_a_cached_step_takes_its_base_from_the_largest_position():
+    # one new token at position 12 of a model trained on 8: the base must be scaled for
+    # 13 positions, as transformers does, though the call holds a single position
+    head_dim, base, trained = 16, 10000.0, 8
+    q, k = torch.randn(1, 4, 1, head_dim), torch.randn(1, 2, 1, head_dim)
+    positions = torch.tensor([12])
+    q_hf, k_hf = hf_rope(head_dim, base, "dynamic", 2.0, trained, positions, q, k)
+    options = dict(scaling="dynamic", factor=2.0, trained_len=trained)
+    torch.testing.assert_close(apply_rope(q, positions, base, **options), q_hf)
+    torch.testing.assert_close(apply_rope(k, positions, base, **options), k_hf)
+    assert not torch.allclose(apply_rope(q, positions, base), q_hf)  # the base did change
+
+
 def test_dynamic_scaling_leaves_the_trained_range_alone_and_linear_does_not():
     x = torch.randn(2, 10, 16, dtype=torch.float64)
     positions = torch.arange(10)

@@ -117,3 +117,36 @@ def test_filtered_tokens_are_never_sampled():
 def test_negative_temperature_is_rejected():
     with pytest.raises(ValueError, match="temperature must be >= 0"):
         sample_next(LOGITS, -1.0)
+
+
+# --- the order of the filters: transformers' temperature, top-k, top-p ---------------------
+
+def transformers_kept(logits, temperature, top_k, top_p):
+    """The tokens transformers' sampling warpers keep, in its order (the reference)."""
+    from transformers.generation.logits_process import (
+        LogitsProcessorList, TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper)
+    warpers = LogitsProcessorList([TemperatureLogitsWarper(temperature)])
+    if top_k is not None:
+        warpers.append(TopKLogitsWarper(top_k))
+    if top_p is not None:
+        warpers.append(TopPLogitsWarper(top_p))
+    filtered = warpers(None, logits)[0]
+    return set((filtered != INF).nonzero().flatten().tolist())
+
+
+@pytest.mark.parametrize("temperature, top_k, top_p, expected", [
+    # top-k first: {0, 1} renormalised is (.57, .43), and .57 alone reaches 0.5;
+    # top-p first would keep {0, 1} (.4 < 0.5 <= .4 + .3)
+    (1.0, 2, 0.5, {0}),
+    # temperature first: 0.5 squares the probabilities, (.53, .30, .13, .03); top-p
+    # before the temperature would keep {0, 1}
+    (0.5, None, 0.5, {0}),
+    # temperature 2 flattens them to (.33, .28, .23, .16): 0.5 needs two tokens
+    (2.0, None, 0.5, {0, 1}),
+])
+def test_sample_next_filters_in_transformers_order(temperature, top_k, top_p, expected):
+    logits = torch.tensor([0.4, 0.3, 0.2, 0.1]).log()
+    assert transformers_kept(logits[None], temperature, top_k, top_p) == expected
+    draws = sample_next(logits.expand(2000, 4), temperature, top_k, top_p,
+                        torch.Generator().manual_seed(0))
+    assert set(draws.flatten().tolist()) == expected
