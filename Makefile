@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 export CUDA_VISIBLE_DEVICES :=
 export PYTHONHASHSEED := 0
 
-.PHONY: book book-en book-zh test unit integration notebooks book-strict browser links browser-deps grade export grading-deps exercises solutions bench clean
+.PHONY: book book-en book-zh test unit integration notebooks book-strict browser links browser-deps grade export grading-deps exercises solutions bench record clean
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -41,14 +41,17 @@ unit: $(STAMP)
 integration: $(STAMP) grading-deps
 	$(BIN)/python -m pytest tests -n 2 --dist loadfile -m "slow and not browser" --durations=10
 
-# --dist loadscope keeps each notebook's cells on one worker, in order. The Chinese chapters
+# --dist loadscope keeps each notebook's cells on one worker, in order. --second-kernels runs
+# the Chinese notebooks under other CPU kernels than the English ones (AVX2 on an AVX-512
+# machine, plain code on an AVX2 one; conftest.py), so a green run means green under both. The Chinese chapters
 # executed in Chinese (code translations: zh/README.md) are checked too; the others share the
 # English chapters' code and outputs. --no-loadscope-reorder: the notebooks are handed out in
 # the order conftest.py gives them (English first, longest first), not by number of cells.
 notebooks: $(STAMP)
 	$(BIN)/python -m pytest --nbval --nbval-current-env \
 	  --nbval-sanitize-with tests/nbval_sanitize.cfg \
-	  --durations=15 -n 2 --dist loadscope --no-loadscope-reorder chapters exercises zh/exercises $$($(BIN)/python zh/zh_edition.py --executed)
+	  --durations=15 -n 2 --dist loadscope --no-loadscope-reorder --second-kernels \
+	  chapters exercises zh/exercises $$($(BIN)/python zh/zh_edition.py --executed)
 
 # The two editions are independent Sphinx builds of one process each: built side by side.
 book-en: $(STAMP)
@@ -118,6 +121,11 @@ grading-deps:
 ## exercises: regenerate the exercises from grading/masters/ (otter assign) and re-execute them
 exercises: $(STAMP)
 	$(BIN)/python -m grading.assign
+
+## record: re-execute every notebook of both editions and store the outputs the book shows
+## (one machine, one run, on purpose: tools/record_outputs.py prints the CPU kernels it used)
+record: $(STAMP)
+	$(BIN)/python tools/record_outputs.py
 
 ## solutions: the instructor's solution notebooks, written to _build/solutions/ (never into the book)
 solutions: $(STAMP)

@@ -64,6 +64,19 @@ def test_threads_are_part_of_every_key():
     assert len(calls) == 2
 
 
+def test_a_run_under_other_cpu_kernels_is_computed_not_loaded(monkeypatch):
+    """Other vector kernels round sums differently (PyTorch picks AVX-512, AVX2 or plain code,
+    or what ATEN_CPU_CAPABILITY asks for; MKL what MKL_ENABLE_INSTRUCTIONS allows), so a run
+    computed under one kernel set must never answer for another."""
+    compute, calls = counting({"x": 1})
+    run_cache.cached("toy", {}, compute)
+    monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: "NOT-THIS-MACHINES")
+    run_cache.cached("toy", {}, compute)
+    monkeypatch.setenv("MKL_ENABLE_INSTRUCTIONS", "SSE4_2")
+    run_cache.cached("toy", {}, compute)
+    assert len(calls) == 3
+
+
 def test_a_key_with_an_object_that_has_no_stable_value_is_refused():
     with pytest.raises(TypeError, match="object"):
         run_cache.cached("toy", {"model": object()}, lambda: {})

@@ -17,7 +17,9 @@ afresh, never answered with a stale result.
   CPU seconds in it, so a chapter that loads a run reports the time the run took.
 * Training is deterministic on one machine (one thread, fixed seeds), so a loaded result is
   the result a new run would give there. What makes runs differ between machines or
-  versions is in the key (:func:`environment`: torch version, threads, deterministic mode).
+  versions is in the key (:func:`environment`: torch version, threads, deterministic mode,
+  and the CPU kernels PyTorch dispatches to: AVX-512, AVX2 or plain code round sums
+  differently, so a run computed under one kernel set is never loaded under another).
 * Where the cache folder cannot be written (a read-only sandbox), the result is computed and
   not kept.
 """
@@ -61,7 +63,9 @@ def code_digest(*files: Path | str) -> str:
 def environment() -> dict:
     """What changes a run's numbers between machines and settings, for every key."""
     return {"torch": torch.__version__, "threads": torch.get_num_threads(),
-            "deterministic": torch.are_deterministic_algorithms_enabled()}
+            "deterministic": torch.are_deterministic_algorithms_enabled(),
+            "cpu_kernels": torch.backends.cpu.get_cpu_capability(),
+            "mkl_instructions": os.environ.get("MKL_ENABLE_INSTRUCTIONS", "")}
 
 
 def key_digest(key: dict) -> str:

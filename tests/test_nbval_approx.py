@@ -1,0 +1,71 @@
+"""The ``nbval-approx`` cell tag and the second kernel set of ``make notebooks`` (root conftest.py).
+
+A cell tagged ``nbval-approx`` holds results of training, whose last digits depend on the CPU's
+vector kernels: its text must match exactly, its numbers only within a tolerance.
+"""
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("root_conftest", ROOT / "conftest.py")
+root_conftest = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(root_conftest)
+approximate = root_conftest.approximate
+
+
+def stream(text):
+    return {"output_type": "stream", "name": "stdout", "text": text}
+
+
+def glued(value):
+    return {"output_type": "display_data", "metadata": {},
+            "data": {"application/papermill.record/text/plain": value}}
+
+
+def test_close_numbers_are_replaced_by_the_stored_ones():
+    ref = [stream("loss 2.2991765 ± 0.012, 8223 wrong\n"), glued("3.4471400")]
+    run = [stream("loss 2.2991650 ± 0.015, 8222 wrong\n"), glued("3.4471588")]
+    assert approximate(run, ref) == ref
+
+
+def test_a_number_out_of_tolerance_leaves_the_output_to_fail():
+    ref = [stream("loss 2.30\n")]
+    run = [stream("loss 2.40\n")]
+    assert approximate(run, ref) == run
+
+
+def test_a_different_word_still_fails():
+    ref = [stream("greedy 99.3%, beam fixes 0\n")]
+    run = [stream("greedy 99.3%, beam breaks 0\n")]
+    assert approximate(run, ref) != ref
+
+
+def test_a_missing_number_fails():
+    ref = [stream("accuracy 0.91 0.93\n")]
+    run = [stream("accuracy 0.91\n")]
+    assert approximate(run, ref) == run
+
+
+def test_numbers_are_paired_across_outputs_split_differently():
+    ref = [stream("a 1.000 "), stream("b 2.000\n")]
+    run = [stream("a 1.001 b 2.001\n")]
+    assert [o["text"] for o in approximate(run, ref)] == ["a 1.000 b 2.000\n"]
+
+
+def test_the_stored_outputs_are_not_modified():
+    ref = [glued("3.4471400")]
+    run = [glued("3.4471588")]
+    approximate(run, ref)
+    assert run == [glued("3.4471588")]
+
+
+def test_digits_inside_names_are_not_numbers():
+    assert root_conftest.NUMBER.findall("ch13 d_model=96 x2 -1.5e-3 .5") == ["96", "-1.5e-3", ".5"]
+
+
+@pytest.mark.parametrize("capability, second", [("AVX512", "avx2"), ("AVX512_BF16", "avx2"),
+                                                ("AVX2", "default"), ("DEFAULT", "default")])
+def test_the_second_kernel_set_differs_from_the_first(capability, second):
+    assert root_conftest.second_kernel_set(capability)["ATEN_CPU_CAPABILITY"] == second

@@ -1,0 +1,94 @@
+"""Re-execute every notebook of both editions and store its outputs: `make record`.
+
+The book shows the stored outputs, and `make notebooks` re-runs each notebook and compares
+(nbval). So that the book is one consistent run, the outputs are recorded together, on one
+machine, on purpose, by this command, never a chapter here and there:
+
+    python tools/record_outputs.py [chapters] [exercises] [zh]   (default: all three)
+
+1. chapters: the English chapters, executed in place (two at a time, the longest first);
+2. exercises: regenerated from their masters and executed (`grading.assign`);
+3. zh: the Chinese edition generated again, then every Chinese notebook that is executed in
+   Chinese (chapters with code translations, and every exercise) executed and stored
+   (`zh/zh_edition.py`). Their training runs load the English runs from the run cache.
+
+The training runs are computed afresh, in a new run cache (not ~/.cache/mha-course), so that
+no stored output comes from a run of older code or other kernels, and the execution times the
+notebooks record are those of a fresh machine: `make notebooks` starts the longest first by
+those times (conftest.py).
+
+It prints the CPU kernels PyTorch used (`torch.backends.cpu.get_cpu_capability()`): say
+which in the README's "Stored outputs" line when you commit the result.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "zh"))
+
+from conftest import recorded_seconds  # noqa: E402  (the order make notebooks uses)
+import zh_edition  # noqa: E402
+
+PYTHON = sys.executable
+PARTS = ("chapters", "exercises", "zh")
+
+
+def run(command: list[str]) -> str:
+    start = time.monotonic()
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"failed: {' '.join(command)}\n{done.stdout}{done.stderr}")
+    return f"{time.monotonic() - start:6.0f} s  {command[-1]}"
+
+
+def in_parallel(commands: list[list[str]]) -> None:
+    """Run the commands two at a time (the machine's cores), in order; stop at a failure."""
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for line in pool.map(run, commands):
+            print(line, flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("parts", nargs="*", choices=PARTS, default=list(PARTS),
+                        help="what to record (default: all three, in this order)")
+    parts = parser.parse_args(argv).parts
+    os.environ["MHA_COURSE_CACHE"] = tempfile.mkdtemp(prefix="mha-record-cache-")
+    capability = subprocess.run(
+        [PYTHON, "-c", "import torch; print(torch.backends.cpu.get_cpu_capability())"],
+        capture_output=True, text=True, check=True).stdout.strip()
+    print(f"recording with PyTorch's {capability} CPU kernels", flush=True)
+    commands = []
+    if "chapters" in parts:
+        chapters = sorted((ROOT / "chapters").glob("*.ipynb"), key=lambda p: -recorded_seconds(p))
+        commands += [[PYTHON, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute",
+                      "--inplace", str(p.relative_to(ROOT))] for p in chapters]
+    if "exercises" in parts:
+        exercises = sorted(p.stem for p in (ROOT / "grading" / "masters").glob("ex*.ipynb"))
+        commands += [[PYTHON, "-m", "grading.assign", name] for name in exercises]
+    in_parallel(commands)
+    if "zh" in parts:
+        zh_edition.write_all()
+        pages = zh_edition.executed_pages() + [p for p in zh_edition.notebook_pages()
+                                               if zh_edition.is_exercise(p)]
+        # execute_zh_notebook itself, not `zh_edition.py --execute`, which first regenerates
+        # every file: two at once would rewrite a notebook the other has just stored
+        execute = ("import sys; sys.path.insert(0, 'zh'); import zh_edition; "
+                   "zh_edition.execute_zh_notebook(sys.argv[1])")
+        in_parallel([[PYTHON, "-c", execute, page] for page in pages])
+        zh_edition.write_all()
+    print(f"recorded with PyTorch's {capability} CPU kernels", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
