@@ -24,9 +24,13 @@ grades everything again):
                             kind (duplicate, tampering, sandbox, limits, errors, other), one note
                             per line
   notes.csv                 the same notes, one per row: student, exercise, kind, note
-  feedback/<student>.md     points, every failed test's message (hidden tests: only pass/fail with
-                            ``--hide-hidden``), notes
-  raw/<student>__<exercise>.json   the full result of each notebook
+  feedback/<student>-<hash>.md     points, every failed test's message (hidden tests: only
+                            pass/fail with ``--hide-hidden``), notes
+  raw/<student>-<hash>__<exercise>.json   the full result of each notebook
+
+The student is the file or folder name exactly as written (``file_name``: the hash of that exact
+name makes one student one file); names that look alike (``look_alike``) are two students and a
+note says so.
 """
 from __future__ import annotations
 
@@ -80,7 +84,7 @@ def detect_exercise(path: Path, forced: str | None, exercises: dict) -> str | No
     declared = None
     try:  # whatever the file holds (a list, JSON nested 100,000 deep, bytes): no exercise
         if path.stat().st_size <= MAX_NOTEBOOK_BYTES:
-            nb = json.loads(path.read_text(encoding="utf-8"))
+            nb = json.loads(path.read_text(encoding="utf-8-sig"))  # a byte-order mark is one
             meta = nb.get("metadata") if isinstance(nb, dict) else None
             course = meta.get("mha_course") if isinstance(meta, dict) else None
             declared = course.get("exercise") if isinstance(course, dict) else None
@@ -97,24 +101,33 @@ def detect_exercise(path: Path, forced: str | None, exercises: dict) -> str | No
     return None
 
 
-def student_name(name: str) -> str:
-    """The student's name as written (Unicode kept, NFC): the key of their row. Bytes that
-    are not UTF-8 and control characters become U+FFFD."""
+def shown(student: str) -> str:
+    """The student's name as grades.csv, the notes and the feedback show it: as written, except
+    that bytes that are not UTF-8 and control characters become U+FFFD."""
     import unicodedata
 
-    name = name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-    name = "".join("\ufffd" if unicodedata.category(c) == "Cc" else c for c in name)
-    return unicodedata.normalize("NFC", name).strip() or "student"
+    name = student.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return "".join("\ufffd" if unicodedata.category(c) == "Cc" else c for c in name)
+
+
+def look_alike(student: str) -> str:
+    """What a reader sees of a name: Unicode NFKC (a no-break space is a space, a full-width
+    letter a letter), case folded, without blank space or invisible characters. Only compared:
+    two names that look alike are two students, and a note says so."""
+    import unicodedata
+
+    name = unicodedata.normalize("NFKC", shown(student)).casefold()
+    return "".join(c for c in name if not c.isspace() and unicodedata.category(c) != "Cf")
 
 
 def file_name(student: str) -> str:
     """A file name for the student's feedback and raw results: their name where it is safe
-    (letters of any script, digits, ``_.@+-``), plus a short hash of the name whenever
-    something had to be replaced, so that two students never share a file."""
-    safe = re.sub(r"[^\w.@+-]", "_", student)[:80].lstrip(".") or "student"
-    if safe != student:
-        safe += "-" + hashlib.sha256(student.encode("utf-8")).hexdigest()[:8]
-    return safe
+    (letters of any script, digits, ``_.@+-``), then a hash of the exact name. The hash makes
+    one student one file by construction: a folder named like another student's file name
+    has a name of its own, hence a hash of its own."""
+    safe = re.sub(r"[^\w.@+-]", "_", shown(student))[:80].lstrip(".") or "student"
+    digest = hashlib.sha256(student.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"{safe}-{digest[:16]}"
 
 
 def csv_cell(value) -> str:
@@ -135,10 +148,12 @@ def discover(folder: Path, forced: str | None, exercises: dict) -> list[Submissi
     for entry in sorted(folder.iterdir()):
         if entry.name.startswith(".") or entry.is_symlink():
             continue
+        # The student is the file or folder name as written: never stripped or normalised, so
+        # that a look-alike name (``alice`` and a no-break space) cannot take over a row.
         if entry.is_file() and entry.suffix == ".ipynb":
-            student, notebooks = student_name(entry.stem), [entry]
+            student, notebooks = entry.stem, [entry]
         elif entry.is_dir():
-            student = student_name(entry.name)
+            student = entry.name
             notebooks = sorted(p for p in entry.rglob("*.ipynb") if p.is_file()
                                and not p.is_symlink() and ".ipynb_checkpoints" not in p.parts)
             others = sorted(str(p.relative_to(entry)) for p in entry.rglob("*")
@@ -182,7 +197,22 @@ def discover(folder: Path, forced: str | None, exercises: dict) -> list[Submissi
                               else "other", f"the folder also holds {files}: ignored (only the "
                                             f"notebook is graded, with the grader's own tests)"))
         found.append(sub)
+    note_look_alikes(found + rejected)
     return found + rejected
+
+
+def note_look_alikes(subs: list[Submission]) -> None:
+    """A note on each submission whose student's name looks like another's (``look_alike``):
+    they are graded as two students; the instructor should check who is who."""
+    names: dict[str, set[str]] = {}
+    for sub in subs:
+        names.setdefault(look_alike(sub.student), set()).add(sub.student)
+    for sub in subs:
+        others = sorted(names[look_alike(sub.student)] - {sub.student})
+        if others:
+            sub.notes.append(("duplicate", f"the names {ascii(sub.student)} and "
+                                           f"{', '.join(map(ascii, others))} look alike: graded "
+                                           f"as separate students; check who is who"))
 
 
 def read_only(path: Path) -> None:
@@ -244,7 +274,7 @@ FEEDBACK_LABELS = {
 
 def write_feedback(student: str, subs: list[Submission], exercises: dict, path: Path,
                    hide_hidden: bool) -> None:
-    lines = [f"# Feedback for {student}", ""]
+    lines = [f"# Feedback for {shown(student)}", ""]
     for sub in sorted(subs, key=lambda s: s.exercise or ""):
         if sub.exercise is None:
             lines += ["## Not graded", "", *[f"- {n}" for _, n in sub.notes], ""]
@@ -315,9 +345,9 @@ class Report:
                         len(self.graded) > 1 else ""
                     for kind, text in all_notes(sub):
                         notes[kind if kind in notes else "other"].append(prefix + text)
-                        note_rows.append([name, sub.exercise or "", kind, text])
+                        note_rows.append([shown(name), sub.exercise or "", kind, text])
                 possible = sum(self.exercises[e]["total"] for e in self.graded)
-                rows.append([name, *row.values(), fmt(total), fmt(possible),
+                rows.append([shown(name), *row.values(), fmt(total), fmt(possible),
                              *["\n".join(notes[k]) for k in NOTE_KINDS]])
                 if student is None or student == name:
                     write_feedback(name, mine, self.exercises,
@@ -472,7 +502,7 @@ def main(argv: list[str] | None = None) -> int:
             sub.result = result
             report.update(sub.student)
             first = next(iter(result["notes"]), None)
-            print(f"  {sub.student} / {sub.exercise}: {fmt(result['score'])} / "
+            print(f"  {shown(sub.student)} / {sub.exercise}: {fmt(result['score'])} / "
                   f"{fmt(result['possible'])} ({result['seconds']:g} s)"
                   + (f" - {first['text'][:100]}" if first else ""), flush=True)
 

@@ -699,17 +699,29 @@ BUGS = {
              'assert (weights[0] > 0).all(), "every weight must be positive"'),
         ], 'fails on a correct attention'),
         ('q5', 'no mask in the general test', [
-            ('for m in (None, mask, torch.zeros(3, 5, dtype=torch.bool)):',
-             'for m in (None,):'),
+            ('for m in (None, mask, torch.zeros(3, 5, dtype=torch.bool))]',
+             'for m in (None,)]'),
         ], 'a mutant that ignores the mask'),
+        ('q5', 'no large scores in the general test', [
+            ('cases += [(30 * q, 30 * k, v, None), (q[:, :1], k, v, None)]',
+             'cases += [(q[:, :1], k, v, None)]'),
+        ], 'overflows on large scores'),
+        ('q5', 'no single query (L = 1) in the general test', [
+            ('cases += [(30 * q, 30 * k, v, None), (q[:, :1], k, v, None)]',
+             'cases += [(30 * q, 30 * k, v, None)]'),
+        ], 'single query (L = 1)'),
         ('q5', 'square inputs (S = d_k) hide the sqrt(S) mutant', [
             ('q, k, v = torch.randn(2, 3, 4, generator=g), torch.randn(2, 5, 4, generator=g), torch.randn(2, 5, 6, generator=g)',
              'q, k, v = torch.randn(2, 3, 4, generator=g), torch.randn(2, 4, 4, generator=g), torch.randn(2, 4, 6, generator=g)'),
             ('mask = mha.causal_mask(3, 5) & torch.tensor([True, True, False, True, True])',
              'mask = mha.causal_mask(3, 4) & torch.tensor([True, True, False, True])'),
-            ('for m in (None, mask, torch.zeros(3, 5, dtype=torch.bool)):',
-             'for m in (None, mask, torch.zeros(3, 4, dtype=torch.bool)):'),
+            ('for m in (None, mask, torch.zeros(3, 5, dtype=torch.bool))]',
+             'for m in (None, mask, torch.zeros(3, 4, dtype=torch.bool))]'),
         ], 'sqrt(S)'),
+        ('q1', 'drops the nan_to_num: a query whose keys are all blocked gets nan', [
+            ('    weights = torch.softmax(scores, dim=-1)\n    weights = torch.nan_to_num(weights, nan=0.0)',
+             '    weights = torch.softmax(scores, dim=-1)'),
+        ], 'not nan'),
         ('q1', 'drops the scale', [
             ('    scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)\n    if mask is not None:\n        scores = scores.masked_fill(~mask',
              '    scores = q @ k.transpose(-2, -1)\n    if mask is not None:\n        scores = scores.masked_fill(~mask'),

@@ -200,15 +200,24 @@ def bwrap_command(limits: Limits, info_fd: int, args: list[str], uid: int,
 _LD_W_ABS, _JEQ, _JSET, _RET = 0x20, 0x15, 0x45, 0x06
 _ALLOW, _ERRNO = 0x7FFF0000, 0x00050000
 _CLONE_NEWUSER = 0x10000000
-# architecture: (audit arch, unshare, clone, clone3)
-_ARCHES = {"x86_64": (0xC000003E, 272, 56, 435), "aarch64": (0xC00000B7, 97, 220, 435)}
+_SIGCHLD = 17  # the same on x86_64 and aarch64
+# architecture: (audit arch, unshare, clone, clone3, rt_sigaction)
+_ARCHES = {"x86_64": (0xC000003E, 272, 56, 435, 13), "aarch64": (0xC00000B7, 97, 220, 435, 134)}
 
 
 def seccomp_filter(machine: str | None = None) -> bytes:
-    """A seccomp program (``struct sock_filter[]``) that lets everything through except making
-    a user namespace: ``unshare``/``clone`` with ``CLONE_NEWUSER`` get EPERM, ``clone3`` (whose
-    flags a filter cannot read) gets ENOSYS, so that the C library falls back to ``clone``; on
-    x86_64 the x32 system calls are refused. Empty for an unknown architecture."""
+    """A seccomp program (``struct sock_filter[]``) that lets everything through except:
+
+    * making a user namespace: ``unshare``/``clone`` with ``CLONE_NEWUSER`` get EPERM, ``clone3``
+      (whose flags a filter cannot read) gets ENOSYS, so that the C library falls back to
+      ``clone``;
+    * changing what SIGCHLD does (``rt_sigaction(SIGCHLD, new action)``: EPERM; reading it is
+      allowed). A process that ignores SIGCHLD has its children reaped by the kernel, and the
+      CPU time of a child reaped that way is added to no process: the capstone's CPU budget
+      (``Sandbox.cpu_time``) would not see work done in such children. A filter cannot read
+      the new action, so every change is refused, a handler included.
+
+    On x86_64 the x32 system calls are refused. Empty for an unknown architecture."""
     import errno
     import platform
     import struct
@@ -216,22 +225,32 @@ def seccomp_filter(machine: str | None = None) -> bytes:
     arch = _ARCHES.get(machine or platform.machine())
     if arch is None:
         return b""
-    audit, unshare, clone, clone3 = arch
+    audit, unshare, clone, clone3, sigaction = arch
     op = lambda code, k, jt=0, jf=0: struct.pack("=HBBI", code, jt, jf, k)  # noqa: E731
+    # jt/jf are relative: the target's index minus (this instruction's index + 1)
     program = [
         op(_LD_W_ABS, 4),                        # 0: seccomp_data.arch
         op(_JEQ, audit, 1, 0),                   # 1: our architecture? -> 3
         op(_RET, _ERRNO | errno.EPERM),          # 2: another ABI: refuse
         op(_LD_W_ABS, 0),                        # 3: seccomp_data.nr
-        op(_JEQ, unshare, 4, 0),                 # 4: -> 9
-        op(_JEQ, clone, 3, 0),                   # 5: -> 9
-        op(_JEQ, clone3, 1, 0),                  # 6: -> 8
-        op(_RET, _ALLOW),                        # 7
-        op(_RET, _ERRNO | errno.ENOSYS),         # 8: clone3
-        op(_LD_W_ABS, 16),                       # 9: args[0], low 32 bits (little-endian)
-        op(_JSET, _CLONE_NEWUSER, 0, 1),         # 10: CLONE_NEWUSER? -> 11 else -> 12
-        op(_RET, _ERRNO | errno.EPERM),          # 11
-        op(_RET, _ALLOW),                        # 12
+        op(_JEQ, unshare, 5, 0),                 # 4: -> 10
+        op(_JEQ, clone, 4, 0),                   # 5: -> 10
+        op(_JEQ, clone3, 2, 0),                  # 6: -> 9
+        op(_JEQ, sigaction, 6, 0),               # 7: -> 14
+        op(_RET, _ALLOW),                        # 8
+        op(_RET, _ERRNO | errno.ENOSYS),         # 9: clone3
+        op(_LD_W_ABS, 16),                       # 10: args[0], low 32 bits (little-endian)
+        op(_JSET, _CLONE_NEWUSER, 0, 1),         # 11: CLONE_NEWUSER? -> 12 else -> 13
+        op(_RET, _ERRNO | errno.EPERM),          # 12
+        op(_RET, _ALLOW),                        # 13
+        op(_LD_W_ABS, 16),                       # 14: rt_sigaction's signal
+        op(_JEQ, _SIGCHLD, 0, 4),                # 15: SIGCHLD? -> 16 else -> 20
+        op(_LD_W_ABS, 24),                       # 16: its new action, low 32 bits
+        op(_JEQ, 0, 0, 3),                       # 17: NULL so far? -> 18 else -> 21
+        op(_LD_W_ABS, 28),                       # 18: high 32 bits
+        op(_JEQ, 0, 0, 1),                       # 19: NULL (only reads)? -> 20 else -> 21
+        op(_RET, _ALLOW),                        # 20
+        op(_RET, _ERRNO | errno.EPERM),          # 21: a new action for SIGCHLD
     ]
     if arch[0] == 0xC000003E:  # x86_64: refuse the x32 ABI (nr with bit 30 set)
         program[3:4] = [op(_LD_W_ABS, 0), op(0x35, 0x40000000, 0, 1),  # JGE
@@ -352,7 +371,7 @@ def _raise_from_notebook(exc: Exception):
     filename = f"<notebook code {next(_FRAME_COUNTER)}>"
     linecache.cache[filename] = (1, None, [f"# {name}\n", line.replace("\n", " ") + "\n"],
                                  filename)
-    namespace: dict = {}
+    namespace: dict = {"__name__": "__main__"}  # the notebook's module: "your code" (checks)
     exec(compile(f"def {name}(exc):\n    raise exc\n", filename, "exec"), namespace)
     namespace[name](exc)  # the linecache entry stays: the helpers read the line later
 

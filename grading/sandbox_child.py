@@ -375,18 +375,21 @@ class GraderObject:
 
 
 def describe(exc: BaseException) -> dict:
-    """The error's type name, message (first line) and the student's line it came from."""
+    """The error's type name, message (first line) and the student's line it came from: the
+    deepest frame of the notebook's cells (code whose globals are the notebook's namespace),
+    never this file's (which runs as ``__main__`` too) nor a library's."""
+    import linecache
     import traceback
 
     message = str(exc).strip()
     where = None
     try:
-        for frame in traceback.extract_tb(exc.__traceback__):
-            name = frame.filename
-            if name == __file__ or f"{os.sep}site-packages{os.sep}" in name \
-                    or name.startswith("<frozen") or f"{os.sep}IPython{os.sep}" in name:
+        for frame, line_number in traceback.walk_tb(exc.__traceback__):
+            if frame.f_globals.get("__name__") != "__main__" or \
+                    frame.f_code.co_filename == __file__:
                 continue
-            where = {"function": text(frame.name, 100), "line": text(frame.line or "", 300)}
+            line = linecache.getline(frame.f_code.co_filename, line_number, frame.f_globals)
+            where = {"function": text(frame.f_code.co_name, 100), "line": text(line.strip(), 300)}
     except Exception:
         pass
     return {"type": text(type(exc).__name__, 100),

@@ -9,7 +9,8 @@ things out; ``grading.grade`` grades a class from a snapshot, with the same ``gr
 ``grade_notebook``:
 
 1. reads the notebook here (JSON only) and notes what the instructor should know (check
-   cells deleted, locked cells edited, references to the grader's internals);
+   cells deleted, locked cells edited, references to the grader's internals:
+   ``grading.submission``);
 2. starts a sandbox (``grading.sandbox``: bubblewrap) and runs the notebook's code cells in it
    (not the check cells, nor the cells tagged ``skip-in-grading``: the capstone's own training
    run, which its hidden test repeats with the grader's clock), one request per cell, each
@@ -23,24 +24,27 @@ things out; ``grading.grade`` grades a class from a snapshot, with the same ``gr
    its own time limit, and the comparisons, the messages and the points are computed here.
    A question's result is kept as soon as its tests ran; a later failure never takes it back.
 
-Notes have a kind (``tampering``, ``sandbox``, ``limits``, ``errors``, ``other``), one column each
-in grades.csv.
+Everything the grader does for one notebook, reading and scanning it included, keeps to one
+deadline (``timeout`` seconds from the start of ``grade_notebook``). Notes have a kind
+(``tampering``, ``sandbox``, ``limits``, ``errors``, ``other``), one column each in grades.csv.
 """
 from __future__ import annotations
 
 import argparse
 import hashlib
 import json
-import re
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 
 from grading.sandbox import (LOG_BYTES, Limits, Namespace, Sandbox, SandboxError,
                              SubmissionTimeout)
+from grading.submission import (NOTE_KINDS, NotANotebook, Notes, first_line,  # noqa: F401
+                                inspect_submission, is_check_cell, read_notebook,
+                                tamper_markers)
 
 ROOT = Path(__file__).resolve().parent.parent
 AUTOGRADER = ROOT / "grading" / "autograder"
@@ -50,104 +54,6 @@ START_ATTEMPTS = 3
 # Cells with this tag are not run when grading: their work is redone by a test (the capstone's
 # training run); a student who removes the tag only spends the cell's time limit.
 SKIP_TAG = "skip-in-grading"
-NOTE_KINDS = ("duplicate", "tampering", "sandbox", "limits", "errors", "other")
-# Names in a notebook that only make sense as an attempt on the grader (they cannot work now).
-TAMPER_MARKERS = {
-    "exercise_checks": "the check helpers",
-    "mha.course.checks": "the check helpers",
-    "TestCaseResult": "otter's test results",
-    "otter.test_files": "otter's test runner",
-    "otter.run": "otter's grader",
-    "grading/": "the grader's files",
-    "autograder": "the grader's files",
-    "/proc/": "other processes",
-    "os.kill": "other processes",
-    "killpg": "other processes",
-    "os.fork": "other processes",
-    "gc.get_objects": "the interpreter's objects",
-}
-
-
-# Ways of reaching a name without writing it (``importlib.import_module("mha.course." + x)``,
-# ``getattr(module, name)``, ``sys.modules[...]``): with a grader's word anywhere in the cell,
-# they are noted too.
-DYNAMIC_ACCESS = ("importlib", "__import__", "sys.modules", "getattr", "globals", "vars",
-                  "builtins", "exec", "eval", "compile")
-GRADER_WORDS = ("checks", "otter", "grading", "autograder", "testcase", "run_test", "sandbox",
-                "grader")
-
-
-def _cell_words(source: str) -> tuple[set[str], set[str]]:
-    """(dotted names the cell imports or uses, strings it builds) of a cell's code: imports
-    resolved to full names (``from mha.course import checks as c`` -> ``mha.course.checks``),
-    attribute chains, string constants and concatenations of them."""
-    import ast
-
-    names, strings = set(), set()
-    tree = ast.parse(source)
-
-    def constant(node):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            return node.value
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-            left, right = constant(node.left), constant(node.right)
-            return None if left is None or right is None else left + right
-        if isinstance(node, ast.JoinedStr):
-            return "".join(constant(v) or "" for v in node.values
-                           if not isinstance(v, ast.FormattedValue))
-        return None
-
-    def dotted(node):
-        if isinstance(node, ast.Name):
-            return node.id
-        if isinstance(node, ast.Attribute):
-            base = dotted(node.value)
-            return f"{base}.{node.attr}" if base else node.attr
-        return None
-
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            names.update(f"{node.module or ''}.{alias.name}".lstrip(".") for alias in node.names)
-        elif isinstance(node, (ast.Attribute, ast.Name)):
-            name = dotted(node)
-            if name:
-                names.add(name)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                node.func.attr == "join":
-            parts = [constant(e) for e in getattr(node.args[0], "elts", [])] if node.args else []
-            if parts and all(p is not None for p in parts):
-                strings.add("".join(parts))
-        text = constant(node) if isinstance(node, (ast.Constant, ast.BinOp, ast.JoinedStr)) \
-            else None
-        if text:
-            strings.add(text)
-    return names, strings
-
-
-def tamper_markers(source: str) -> list[tuple[str, str]]:
-    """``(marker, what it is)`` for every way the cell refers to the grader's internals:
-    written out (``mha.course.checks``), imported under another name, built from pieces
-    (``"mha.course." + "checks"``), or reached dynamically (importlib, getattr, sys.modules)
-    in a cell that names one of the grader's words."""
-    found = [(marker, what) for marker, what in TAMPER_MARKERS.items() if marker in source]
-    try:
-        names, strings = _cell_words(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return found
-    everything = " ".join(sorted(names | strings))
-    for marker, what in TAMPER_MARKERS.items():
-        if (marker, what) not in found and marker in everything:
-            found.append((marker, what))
-    dynamic = sorted({d for d in DYNAMIC_ACCESS if any(n == d or n.startswith(d + ".")
-                                                       or n.endswith("." + d) for n in names)
-                      or (d == "sys.modules" and "sys.modules" in everything)})
-    words = sorted({w for w in GRADER_WORDS if w in everything.lower()})
-    if dynamic and words and not found:
-        found.append((dynamic[0], f"a dynamic lookup, in a cell that names "
-                                  f"{', '.join(words)}: the grader's names"))
-    return found
 
 
 @dataclass
@@ -182,62 +88,6 @@ class Exercise:
             digest.update(path.read_bytes())
         return digest.hexdigest()[:16]
 
-
-@dataclass
-class Notes:
-    items: list[tuple[str, str]] = field(default_factory=list)
-
-    def add(self, kind: str, text: str) -> None:
-        text = " ".join(str(text).split())[:400]  # one line: notes are joined by newlines
-        if (kind, text) not in self.items:
-            self.items.append((kind, text))
-
-
-def first_line(source: str, width: int = 60) -> str:
-    for line in source.splitlines():
-        if line.strip():
-            line = line.strip()
-            return line if len(line) <= width else line[: width - 3] + "..."
-    return "(empty)"
-
-
-def is_check_cell(source: str) -> bool:
-    """A cell that only calls ``grader.check(...)`` (or export): the tests run here instead."""
-    lines = [ln.strip() for ln in source.splitlines() if ln.strip() and not ln.strip().startswith("#")]
-    return bool(lines) and all(re.fullmatch(r"grader\.(check|check_all|export)\(.*\)", ln)
-                               for ln in lines)
-
-
-def inspect_submission(nb, exercise: Exercise, notes: Notes) -> None:
-    """Differences from the distributed notebook, and references to the grader's internals."""
-    declared = nb.metadata.get("mha_course", {}).get("exercise")
-    if declared and declared != exercise.name:
-        notes.add("other", f"the notebook says it is {declared}, but it was graded as "
-                           f"{exercise.name}")
-    code = [c.source for c in nb.cells if c.cell_type == "code"]
-    for question in exercise.manifest["questions"]:
-        if not any(f'grader.check("{question}")' in s or f"grader.check('{question}')" in s
-                   for s in code):
-            notes.add("tampering", f"the check cell of {question} was deleted or edited (its "
-                                   f"tests ran anyway)")
-    distributed = exercise.handed_out(nb)
-    if distributed is not None:
-        sources = {c.source.strip() for c in nb.cells}
-        for cell in distributed.cells:
-            if cell.metadata.get("editable", True) or cell.cell_type != "code":
-                continue
-            if "grader.check(" in cell.source:
-                continue  # reported above
-            if cell.source.strip() not in sources:
-                notes.add("tampering", f"a locked cell was edited or deleted: "
-                                       f"`{first_line(cell.source)}`")
-    handed_out = {c.source.strip() for c in distributed.cells} if distributed is not None else set()
-    for index, cell in enumerate(nb.cells):
-        if cell.cell_type != "code" or cell.source.strip() in handed_out:
-            continue
-        for marker, what in tamper_markers(cell.source):
-            notes.add("tampering", f"cell {index + 1} refers to `{marker}` ({what}): it ran "
-                                   f"in the sandbox, where it cannot reach the grader")
 
 
 class _Restart(Exception):
@@ -419,22 +269,6 @@ def run_cases(test, path: Path, env, language: str | None, hidden: bool) -> list
     return results
 
 
-def notebook_problem(data) -> str | None:
-    """What makes parsed JSON not a notebook this grader reads (None when it is one)."""
-    if not isinstance(data, dict):
-        return f"the file is a JSON {type(data).__name__}, not a notebook (an object)"
-    if not isinstance(data.get("metadata", {}), dict):
-        return f"its metadata is a JSON {type(data['metadata']).__name__}, not an object"
-    cells = data.get("cells")
-    if not isinstance(cells, list):
-        return "it has no list of cells"
-    for number, cell in enumerate(cells, 1):
-        if not isinstance(cell, dict) or not isinstance(cell.get("metadata", {}), dict) \
-                or not isinstance(cell.get("source", ""), (str, list)):
-            return f"cell {number} is not a notebook cell"
-    return None
-
-
 def first_question_cell(nb) -> int:
     """Index of the first cell that belongs to a question (the cells above set things up)."""
     for index, cell in enumerate(nb.cells):
@@ -459,21 +293,23 @@ def grade_notebook(raw: bytes, exercise: Exercise, limits: Limits, timeout: floa
     notes = Notes()
     result = {"exercise": exercise.name, "sha256": hashlib.sha256(raw).hexdigest(),
               "status": "graded", "questions": {}}
-    problem = None
     try:
-        problem = notebook_problem(json.loads(raw.decode("utf-8")))
-        if problem:
-            raise ValueError(problem)
-        nb = nbformat.reads(raw.decode("utf-8"), as_version=4)
+        nb = read_notebook(raw)
         cells = [(i, c.source) for i, c in enumerate(nb.cells)
                  if c.cell_type == "code" and not is_check_cell(c.source)
                  and SKIP_TAG not in c.metadata.get("tags", [])]
         language = notebook_language(nb)  # the Chinese edition's notebooks get Chinese feedback
-        inspect_submission(nb, exercise, notes)
+        inspect_submission(nb, exercise, notes, deadline)
         setup_cells = first_question_cell(nb)
+    except SubmissionTimeout:
+        notes.add("limits", f"the whole submission ran out of time ({timeout:g} s) while the "
+                            f"grader read it; no question was graded")
+        result.update(status="timeout", questions=empty_questions(
+            exercise, "not graded: the submission's time limit was reached"))
+        return finish(result, notes, started)
     except (Exception, RecursionError) as exc:  # not UTF-8, not JSON, not a notebook
-        why = problem or ("JSON nested too deeply" if isinstance(exc, RecursionError) else
-                          f"{type(exc).__name__}: {str(exc)[:200]}")
+        why = (str(exc) if isinstance(exc, NotANotebook) else "JSON nested too deeply"
+               if isinstance(exc, RecursionError) else f"{type(exc).__name__}: {str(exc)[:200]}")
         notes.add("other", f"not a readable notebook: {why}")
         result.update(status="invalid", questions=empty_questions(exercise, "not a notebook"))
         return finish(result, notes, started)

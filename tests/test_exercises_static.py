@@ -415,8 +415,13 @@ def test_check_tensor_on_masks():
 def test_call_reports_errors_timeouts_and_undefined_names(monkeypatch):
     assert "is not defined" in _fails(ec.call, None, "attention", q=torch.zeros(1))
 
-    def broken(q):
-        return q @ torch.zeros(5, 5)
+    import linecache
+
+    cell = "def broken(q):\n    return q @ torch.zeros(5, 5)\n"  # a learner's cell, as IPython runs it
+    linecache.cache["<cell 1>"] = (len(cell), None, cell.splitlines(True), "<cell 1>")
+    namespace = {"__name__": "__main__", "torch": torch}
+    exec(compile(cell, "<cell 1>", "exec"), namespace)
+    broken = namespace["broken"]
     message = _fails(ec.call, broken, "broken", error_hints=[("cannot be multiplied", "hint!")],
                      q=torch.zeros(2, 3))
     assert message.startswith("broken(q tensor [2, 3]) raised RuntimeError")

@@ -27,6 +27,7 @@ pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # grading.known_bugs, grading.selfcheck
+from grading.grade import file_name  # noqa: E402  (feedback/<name>-<hash>.md)
 EXERCISE = "ex01_self_attention"
 AUTOGRADER = ROOT / "grading" / "autograder" / EXERCISE
 SOLUTION = AUTOGRADER / f"{EXERCISE}-solution.ipynb"
@@ -404,13 +405,13 @@ def test_unicode_names_are_kept_and_formulas_escaped(graded):
         cells = [cell for row in csv.reader(f) for cell in row]
     assert not [cell for cell in cells if cell.startswith(("=", "+", "-", "@"))]
     feedback = {p.name for p in (graded["out"] / "feedback").iterdir()}
-    assert {"张伟.md", "李娜.md"} <= feedback
+    assert {f"{file_name('张伟')}.md", f"{file_name('李娜')}.md"} <= feedback
 
 
 def test_no_public_message_carries_a_hidden_tests_inputs(graded):
     import re
 
-    raw = json.loads((graded["out"] / "raw" / f"hana__{EXERCISE}.json").read_text())
+    raw = json.loads((graded["out"] / "raw" / f"{file_name('hana')}__{EXERCISE}.json").read_text())
     public = [c["message"] for q in raw["questions"].values() for c in q["cases"]
               if not c["hidden"] and "SEEN" in c["message"]]
     assert public and "(6, 8)" in public[0]  # the public q1 test's running example reached it...
@@ -426,25 +427,25 @@ def test_notes_are_one_per_line_in_their_own_column(graded):
 
 def test_feedback_explains_lost_points(graded):
     feedback = graded["out"] / "feedback"
-    dave = (feedback / "dave.md").read_text()
+    dave = (feedback / f"{file_name('dave')}.md").read_text()
     assert f"did not finish within {LIMITS['check_time_limit']} s" in dave
-    bob = (feedback / "bob.md").read_text()
+    bob = (feedback / f"{file_name('bob')}.md").read_text()
     assert "`//` is floor division" in bob and f"### q1: 0 / {POINTS['q1']:g}" in bob
-    erin = (feedback / "erin.md").read_text()
+    erin = (feedback / f"{file_name('erin')}.md").read_text()
     assert "the scores are not scaled" in erin
     assert len(erin) < 100_000  # the 5 MB of output are not copied into the feedback
-    yves = (feedback / "yves.md").read_text()
+    yves = (feedback / f"{file_name('yves')}.md").read_text()
     assert "did not finish within" in yves
 
 
 def test_an_imported_library_function_is_not_the_students_answer(graded):
-    ivan = (graded["out"] / "feedback" / "ivan.md").read_text()
+    ivan = (graded["out"] / "feedback" / f"{file_name('ivan')}.md").read_text()
     assert "`attention` is `mha.attention.scaled_dot_product_attention`, imported from a library" in ivan
     assert f"### q3: 0 / {POINTS['q3']:g}" in ivan
 
 
 def test_hidden_tests_and_solutions_stay_hidden(graded):
-    sybil = (graded["out"] / "feedback" / "sybil.md").read_text()
+    sybil = (graded["out"] / "feedback" / f"{file_name('sybil')}.md").read_text()
     assert "LEAK" in sybil  # her message did reach her feedback...
     assert "FileNotFoundError" in sybil or "PermissionError" in sybil
     hidden_source = (AUTOGRADER / "tests" / "q1.py").read_text()
@@ -456,7 +457,7 @@ def test_hidden_tests_and_solutions_stay_hidden(graded):
         assert secret not in leak, secret
     # failing hidden tests show the check's message, never the test's source
     for name in ("bob", "grace"):
-        text = (graded["out"] / "feedback" / f"{name}.md").read_text()
+        text = (graded["out"] / "feedback" / f"{file_name(name)}.md").read_text()
         assert "Error at line" not in text and "random_sizes(" not in text
 
 

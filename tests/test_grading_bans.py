@@ -25,6 +25,9 @@ import pytest
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the grading package
+from grading.grade import file_name  # noqa: E402  (feedback/<name>-<hash>.md)
+
 EXERCISE = "ex01_self_attention"
 AUTOGRADER = ROOT / "grading" / "autograder" / EXERCISE
 POINTS = json.loads((AUTOGRADER / "manifest.json").read_text())["questions"]  # {"q1": 2.0, ...}
@@ -93,7 +96,7 @@ def _grade_class(subs: Path, out: Path, check_time_limit: int) -> dict[str, dict
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     with open(out / "grades.csv", newline="", encoding="utf-8") as f:
         rows = {r["student"]: r for r in csv.DictReader(f)}
-    return {student: {"row": row, "feedback": (out / "feedback" / f"{student}.md").read_text(encoding="utf-8")}
+    return {student: {"row": row, "feedback": (out / "feedback" / f"{file_name(student)}.md").read_text(encoding="utf-8")}
             for student, row in rows.items()}
 
 

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # grading.unseen_bugs
@@ -40,15 +41,40 @@ def oracle_of_the_first_call():
 
 
 def honest_test(attention):
-    """Compares with a trusted reference: catches every mutant, passes every correct one."""
+    """Compares with a trusted reference, on the cases a test must try (a query whose keys are
+    all blocked, large scores, a single query): catches every mutant, passes every correct one."""
     from mha import scaled_dot_product_attention
 
     q, k, v, mask = _inputs()
-    for m in (None, mask):
-        out, weights = attention(q, k, v, m)
-        ref_out, ref_weights = scaled_dot_product_attention(q, k, v, m)
+    blocked = mask.clone()
+    blocked[2] = False
+    cases = [(q, k, v, None), (q, k, v, mask), (q, k, v, blocked), (40 * q, 40 * k, v, mask),
+             (q[:, :1], k, v, None)]
+    for case in cases:
+        out, weights = attention(*case)
+        ref_out, ref_weights = scaled_dot_product_attention(*case)
+        assert out.shape == ref_out.shape and weights.shape == ref_weights.shape
         assert torch.allclose(out, ref_out, atol=1e-5)
         assert torch.allclose(weights, ref_weights, atol=1e-5)
+
+
+def weak_test_without(case: str):
+    """``honest_test`` without one of the cases it must try."""
+    def test_attention(attention):
+        from mha import scaled_dot_product_attention
+
+        q, k, v, mask = _inputs()
+        blocked = mask.clone()
+        blocked[2] = False
+        cases = {"a fully blocked query": (q, k, v, blocked),
+                 "large scores": (40 * q, 40 * k, v, mask), "L = 1": (q[:, :1], k, v, None)}
+        cases.pop(case)
+        for inputs in [(q, k, v, None), (q, k, v, mask), *cases.values()]:
+            out, weights = attention(*inputs)
+            ref_out, ref_weights = scaled_dot_product_attention(*inputs)
+            assert torch.allclose(out, ref_out, atol=1e-5)
+            assert torch.allclose(weights, ref_weights, atol=1e-5)
+    return test_attention
 
 
 def test_a_test_that_takes_its_first_implementation_as_oracle_gets_no_points():
@@ -62,6 +88,21 @@ def test_a_test_that_takes_its_first_implementation_as_oracle_gets_no_points():
 def test_an_honest_test_still_gets_full_points():
     test, cases = run_test_file(EX09 / "q5.py", {"test_attention": honest_test})
     assert test.score == test.possible > 0, [c.message for c in cases]
+
+
+@pytest.mark.parametrize("case", ["a fully blocked query", "large scores", "L = 1"])
+def test_a_test_that_never_tries_a_case_that_matters_gets_no_points(case):
+    test, cases = run_test_file(EX09 / "q5.py", {"test_attention": weak_test_without(case)})
+    assert test.score == 0, [c.message for c in cases]
+
+
+def test_an_attention_that_gives_nan_for_a_fully_blocked_query_gets_no_points():
+    from grading.unseen_bugs import attention_with_unseen_bug
+
+    nan_when_blocked = attention_with_unseen_bug("nan_when_blocked")
+    test, cases = run_test_file(EX09 / "q1.py", {"attention": nan_when_blocked})
+    assert test.score == 0, [c.message for c in cases]
+    assert any("not nan" in c.message for c in cases if not c.passed)
 
 
 def test_a_numpy_integer_is_the_number_it_holds():

@@ -39,6 +39,7 @@ ones, and :func:`init_gpt2_`, GPT-2's initialisation for a model with mha.GPT's 
 from __future__ import annotations
 
 import math
+import operator
 import time
 
 import torch
@@ -62,10 +63,49 @@ VOCAB_SIZE = 512  # the course tokenizer's (corpus.corpus_tokenizer(512))
 GRADED_RUN = dict(steps=600, batch_size=32, context=64, budget_seconds=150.0,
                   max_parameters=200_000, seed=1234, relabel=True)
 TARGET_LOSS = 3.75  # nats per token on the held-out modules
+MAX_PARAMETERS = GRADED_RUN["max_parameters"]
 
 
 class CapstoneError(Exception):
     """The training run cannot be graded; the message says why, in the learner's terms."""
+
+
+# ----------------------------------------------------------------------------- sizes
+
+# The sizes of a model reach the grader from the learner's notebook (a state dict's shapes,
+# CONFIG, the arguments of the reference classes below when the learner's code calls them).
+# Each is checked against the exercise's parameter budget by arithmetic BEFORE anything is
+# built from it: an empty tensor of shape [4_000_000_000, 0] costs nothing to send but says
+# d_ff = 4e9, and a GPT of that size would take terabytes.
+
+def attention_parameters(d_model: int) -> int:
+    """Parameters of :class:`CausalSelfAttention` (four projections with biases)."""
+    return 4 * d_model * (d_model + 1)
+
+
+def block_parameters(d_model: int, d_ff: int) -> int:
+    """Parameters of :class:`Block`: attention, two LayerNorms, the MLP (with biases)."""
+    return attention_parameters(d_model) + 4 * d_model + 2 * d_model * d_ff + d_ff + d_model
+
+
+def gpt_parameters(vocab_size: int, max_len: int, d_model: int, num_layers: int, d_ff: int,
+                   tied: bool = True) -> int:
+    """Parameters of :class:`GPT` (mha.GPT in GPT-2's layout), counted without building it;
+    a tied output layer counts once."""
+    embeddings = (vocab_size + max_len + (0 if tied else vocab_size)) * d_model
+    return embeddings + num_layers * block_parameters(d_model, d_ff) + 2 * d_model
+
+
+def check_budget(what: str, parameters: int, max_parameters: int = MAX_PARAMETERS) -> None:
+    """Refuse a model of ``parameters`` parameters past the budget, before it is built."""
+    if parameters > max_parameters:
+        raise CapstoneError(f"{what} would have {parameters:,} parameters; the budget is "
+                            f"{max_parameters:,}")
+
+
+def _sizes(*values) -> list[int]:
+    """The learner's sizes as Python integers (a float or a string is refused here)."""
+    return [operator.index(v) for v in values]
 
 
 # ----------------------------------------------------------------------------- references
@@ -75,6 +115,8 @@ class CausalSelfAttention(MultiHeadAttention):
     with biases and mha.MultiHeadAttention's ``q_proj``/``k_proj``/``v_proj``/``o_proj``."""
 
     def __init__(self, d_model: int, num_heads: int):
+        (D,) = _sizes(d_model)
+        check_budget(f"CausalSelfAttention({D}, {num_heads})", attention_parameters(D))
         super().__init__(d_model, num_heads, bias=True)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -87,6 +129,8 @@ class Block(nn.Module):
     ``x [B, T, D] -> [B, T, D]``, causal."""
 
     def __init__(self, d_model: int, num_heads: int, d_ff: int):
+        D, F = _sizes(d_model, d_ff)
+        check_budget(f"Block({D}, {num_heads}, {F})", block_parameters(D, F))
         super().__init__()
         inner = _Block(GPTConfig(1, 1, d_model, num_heads, 1, d_ff, style="gpt2"))
         # the same submodules under the same names: norm1, attn, norm2, mlp.{fc, proj}
@@ -105,6 +149,9 @@ class GPT(_GPT):
 
     def __init__(self, vocab_size: int, max_len: int, d_model: int, num_heads: int,
                  num_layers: int, d_ff: int):
+        V, T, D, L, F = _sizes(vocab_size, max_len, d_model, num_layers, d_ff)
+        check_budget(f"GPT({V}, {T}, d_model={D}, num_heads={num_heads}, num_layers={L}, "
+                     f"d_ff={F})", gpt_parameters(V, T, D, L, F))
         super().__init__(GPTConfig(vocab_size, max_len, d_model, num_heads, num_layers, d_ff,
                                    style="gpt2"))
 
@@ -130,13 +177,15 @@ def init_gpt2_(model: nn.Module) -> nn.Module:
 
 # ----------------------------------------------------------------------------- the reference model
 
-def reference_gpt(state: dict, num_heads: int) -> _GPT:
+def reference_gpt(state: dict, num_heads: int, max_parameters: int = MAX_PARAMETERS) -> _GPT:
     """An :class:`mha.GPT` (GPT-2 style) holding the weights ``state`` (a state dict).
 
     The sizes come from the shapes (``tok_embed.weight [V, D]``, ``pos_embed.weight
     [max_len, D]``, ``blocks.i.mlp.fc.weight [d_ff, D]``, the number of blocks), the number
     of heads from ``num_heads``. The output layer is tied to the token embedding when the two
-    matrices are equal. Raises :class:`CapstoneError` naming what does not fit.
+    matrices are equal. Before anything is built, every tensor must be non-empty and within
+    ``max_parameters`` elements, and the model those sizes describe within ``max_parameters``
+    parameters. Raises :class:`CapstoneError` naming what does not fit.
     """
     if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
         raise CapstoneError("model.state_dict() must give a dict of tensors (your model should be "
@@ -150,10 +199,18 @@ def reference_gpt(state: dict, num_heads: int) -> _GPT:
     max_len = state["pos_embed.weight"].shape[0]
     d_ff = state["blocks.0.mlp.fc.weight"].shape[0]
     num_layers = len({k.split(".")[1] for k in state if k.startswith("blocks.")})
-    if D % num_heads:
-        raise CapstoneError(f"d_model={D} is not divisible by num_heads={num_heads}")
     tied = "lm_head.weight" not in state or torch.equal(state["lm_head.weight"],
                                                          state["tok_embed.weight"])
+    check_budget(f"mha.GPT({V}, max_len={max_len}, d_model={D}, num_layers={num_layers}, "
+                 f"d_ff={d_ff})", gpt_parameters(V, max_len, D, num_layers, d_ff, tied),
+                 max_parameters)
+    for name, tensor in state.items():  # shapes that no model within the budget has
+        if tensor.numel() == 0 or tensor.numel() > max_parameters:
+            raise CapstoneError(f"`{name}` has the shape {list(tensor.shape)}: a model's weights are "
+                                f"neither empty nor larger than the budget of {max_parameters:,} "
+                                f"parameters")
+    if D % num_heads:
+        raise CapstoneError(f"d_model={D} is not divisible by num_heads={num_heads}")
     config = GPTConfig(V, max_len, D, num_heads, num_layers, d_ff, style="gpt2", tie_weights=tied)
     model = _GPT(config)
     try:
@@ -282,7 +339,7 @@ def train_and_evaluate(make_model, make_optimizer, train_step, *, num_heads: int
         raise CapstoneError("make_model() returned None")
 
     # 1. a fresh, untrained model of the allowed size, in mha.GPT's layout
-    fresh = reference_gpt(_state(model), num_heads)
+    fresh = reference_gpt(_state(model), num_heads, max_parameters)
     config = fresh.config
     if config.vocab_size != vocab_size:
         raise CapstoneError(f"the vocabulary must be the course tokenizer's, {vocab_size} tokens; "
@@ -333,7 +390,7 @@ def train_and_evaluate(make_model, make_optimizer, train_step, *, num_heads: int
         seconds, cpu_seconds = time.perf_counter() - start, clock() - cpu_start
 
         # 3. the trained weights, as data, measured on our reference model (on the CPU)
-        trained = reference_gpt(_state(model), num_heads)
+        trained = reference_gpt(_state(model), num_heads, max_parameters)
         if trained.config != config:
             raise CapstoneError("the model's sizes changed during training")
         _check_same_logits(model, trained, probe, "After training", device)

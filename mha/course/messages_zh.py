@@ -336,6 +336,9 @@ MESSAGES = {
     "an attention whose softmax runs over the queries (dim=-2), written with einsum": "一个在查询上（dim=-2）做 softmax 的注意力，用 einsum 写成",
     "a mutant that averages the keys instead of the values": "一个对键而不是对值求加权平均的变体",
     "a mutant that ignores the mask": "一个忽略掩码的变体",
+    "a mutant that gives nan for a query whose keys are all blocked": "一个对所有键都被屏蔽的查询给出 nan 的变体",
+    "a mutant whose softmax overflows on large scores (no maximum subtracted)": "一个在分数很大时 softmax 会溢出（没有减去最大值）的变体",
+    "a mutant that is wrong only when there is a single query (L = 1)": "一个只在只有一个查询（L = 1）时才出错的变体",
     "a mutant that scales by sqrt(S) instead of sqrt(d_k)": "一个按 sqrt(S) 而不是 sqrt(d_k) 缩放的变体",
     "a mutant without the 1/sqrt(d_k) scaling": "一个没有 1/sqrt(d_k) 缩放的变体",
     "an einsum implementation": "一个用 einsum 写成的实现",
@@ -350,6 +353,8 @@ MESSAGES = {
     "the reference": "参考实现",
     "the softmax-axis bug": "softmax 轴的错误",
     "the weights for L = {L}, S = {S}, d = {d}, ": "L = {L}、S = {S}、d = {d} 时的注意力权重，",
+    "the weights when every key of the first sequence is blocked (key lengths [0, 3]): zero weights, not nan": "第一个序列的所有键都被屏蔽时（键的长度为 [0, 3]）的注意力权重：应当是零权重，而不是 nan",
+    "the output when every key of the first sequence is blocked (key lengths [0, 3]): a zero output, not nan": "第一个序列的所有键都被屏蔽时（键的长度为 [0, 3]）的输出：应当是零输出，而不是 nan",
     "the weights with a causal mask (L = 4, S = 5)": "使用因果掩码时的注意力权重（L = 4，S = 5）",
     # ex10_efficient_attention
     "the two parts do not weigh the same: each part's output counts in proportion to the share of the total probability mass that its keys hold.": "两部分的权重并不相同：每部分的输出所占的比重，取决于它的键在总概率质量中所占的份额。",
@@ -589,6 +594,8 @@ MESSAGES = {
     "training took more than the budget of {budget_seconds:g} s of CPU time: {elapsed:.0f} s after step {step + 1} of {steps}. Make the model or the step cheaper": "训练超出了 {budget_seconds:g} 秒 CPU 时间的预算：第 {step + 1} 步（共 {steps} 步）之后已用 {elapsed:.0f} 秒。请让模型或每一步的计算更省",
     "your model has no parameter `{name}`: the names must be those of mha.GPT (tok_embed, pos_embed, blocks.i.{norm1, attn.q_proj, ...}, norm, lm_head); yours start {sorted(state)[:4]}": "你的模型没有参数 `{name}`：参数名必须与 mha.GPT 的一致（tok_embed、pos_embed、blocks.i.{norm1, attn.q_proj, ...}、norm、lm_head）；你的参数名开头是 {sorted(state)[:4]}",
     "your model has {parameters:,} parameters; the budget is {max_parameters:,}": "你的模型有 {parameters:,} 个参数；预算是 {max_parameters:,}",
+    "{what} would have {parameters:,} parameters; the budget is {max_parameters:,}": "{what} 会有 {parameters:,} 个参数；预算是 {max_parameters:,}",
+    "`{name}` has the shape {list(tensor.shape)}: a model's weights are neither empty nor larger than the budget of {max_parameters:,} parameters": "`{name}` 的形状是 {list(tensor.shape)}：模型的权重既不会是空的，也不会大于 {max_parameters:,} 个参数的预算",
     "your weights do not fit mha.GPT({config.vocab_size}, max_len={max_len}, d_model={D}, num_heads={num_heads}, num_layers={num_layers}, d_ff={d_ff}): {' '.join(lines)}": "你的权重与 mha.GPT({config.vocab_size}, max_len={max_len}, d_model={D}, num_heads={num_heads}, num_layers={num_layers}, d_ff={d_ff}) 不匹配：{' '.join(lines)}",
     "{when}, mha.GPT loaded with your model's weights does not reproduce its logits (largest difference {error:.3g}): your model computes something else with the same weights. Its layout must be the one of questions 1-3 (pre-LN blocks, GELU with the tanh approximation, LayerNorm eps 1e-5, learned positions, no dropout), and num_heads must be the one you declared.": "{when}，载入你的模型权重的 mha.GPT 不能复现它的 logits（最大差异 {error:.3g}）：你的模型用同样的权重算出了别的东西。它的结构必须是第 1-3 题的结构（Pre-LN 块、tanh 近似的 GELU、eps 为 1e-5 的 LayerNorm、学到的位置编码、没有暂退法），并且 num_heads 必须是你声明的那个值。",
     # ex16_induction_heads

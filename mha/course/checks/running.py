@@ -66,25 +66,36 @@ def time_limit(seconds: float):
 _TEST_FILE = re.compile(r"[/\\]tests[/\\]q\d+\.py$")
 
 
+def _in_learners_cell(frame) -> bool:
+    """Whether ``frame`` runs code of the learner's cells: code whose globals are the notebook's
+    namespace (``__main__``), and that is not a library's (torch, mha and these checks, the
+    standard library, site-packages) nor a test file's (``tests/qN.py``: the test's own lambda
+    is not "your code"). In the grader, the frame that stands for the learner's line
+    (``grading.sandbox``) is one too; the grader's own frames never are."""
+    name = frame.f_code.co_filename
+    if frame.f_globals.get("__name__") != "__main__" or name.startswith("<frozen"):
+        return False
+    return not (os.path.abspath(name).startswith(_LIBRARY) or _TEST_FILE.search(name))
+
+
 def _learner_line(exc: BaseException) -> str:
-    """``line N: <code>`` of the deepest frame of the learner's own code: not a library's
-    (torch, mha and these checks, the standard library, site-packages), not a test file's
-    (``tests/qN.py``: the test's own lambda is not "your code")."""
-    frames = traceback.extract_tb(exc.__traceback__)
+    """``in your code, function F: `<code>` `` for the deepest frame of the learner's cells
+    (``_in_learners_cell``); empty when the error did not pass through them."""
+    import linecache
+
     best = None
-    for frame in frames:
-        name = frame.filename
-        if f"{os.sep}torch{os.sep}" in name:
-            continue
-        if f"{os.sep}site-packages{os.sep}" in name or name.startswith("<frozen"):
-            continue
-        if os.path.abspath(name).startswith(_LIBRARY) or _TEST_FILE.search(name):
-            continue
-        best = frame
-    if best is None or not best.line:
+    for frame, line_number in traceback.walk_tb(exc.__traceback__):
+        if _in_learners_cell(frame):
+            best = frame, line_number
+    if best is None:
         return ""
-    return _say(f"\n  in your code, function {best.name}: `{best.line.strip()}`",
-                f"\n  出错位置：你的代码，函数 {best.name}：`{best.line.strip()}`")
+    frame, line_number = best
+    line = linecache.getline(frame.f_code.co_filename, line_number, frame.f_globals).strip()
+    if not line:
+        return ""
+    name = frame.f_code.co_name
+    return _say(f"\n  in your code, function {name}: `{line}`",
+                f"\n  出错位置：你的代码，函数 {name}：`{line}`")
 
 
 def _undefined(name: str) -> CheckFailed:

@@ -39,3 +39,16 @@ def test_fixed_attention_random(attention):
         check_tensor(weights, ref_weights, f'the weights for L = {L}, S = {S}, d = {d}, ' + (f'key lengths {lengths.tolist()}' if seed else 'no mask'))
         check_tensor(out, ref_out, f'the output for L = {L}, S = {S}, d = {d}')
 
+@test_case(points=None, hidden=True)
+def test_fixed_attention_fully_blocked_query(attention):
+    import torch
+    import mha
+    from mha.course.checks import call, check_pair, check_tensor, randn
+    q, k, v = (randn(2, 3, 8, seed=3120), randn(2, 4, 8, seed=3121), randn(2, 4, 5, seed=3122))
+    lengths = torch.tensor([0, 3])
+    mask = mha.padding_mask(lengths, 4)[:, 0]
+    ref_out, ref_weights = mha.scaled_dot_product_attention(q, k, v, mask)
+    out, weights = check_pair(call(attention, 'attention', q=q, k=k, v=v, mask=mask), 'attention')
+    check_tensor(weights, ref_weights, 'the weights when every key of the first sequence is blocked (key lengths [0, 3]): zero weights, not nan')
+    check_tensor(out, ref_out, 'the output when every key of the first sequence is blocked (key lengths [0, 3]): a zero output, not nan')
+
