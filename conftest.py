@@ -30,6 +30,7 @@ compared exactly, as nbval does.
 """
 from __future__ import annotations
 
+import copy
 import json
 import math
 import os
@@ -41,8 +42,8 @@ from pathlib import Path
 import pytest
 
 APPROX_TAG = "nbval-approx"
-APPROX_REL = 0.02
-APPROX_ABS = 0.01
+APPROX_REL = 0.05
+APPROX_ABS = 0.02
 NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 
 
@@ -145,7 +146,7 @@ def approximate(test, ref):
     exact comparison fails and shows the difference.
     """
     ref_numbers = [m.group() for _, place, key in _texts(ref) for m in NUMBER.finditer(place[key])]
-    test = [dict(o, data=dict(o["data"])) if "data" in o else dict(o) for o in test]
+    test = copy.deepcopy(test)  # nbval's outputs are NotebookNodes: keep their type
     test_numbers = [m.group() for _, place, key in _texts(test) for m in NUMBER.finditer(place[key])]
     if len(ref_numbers) != len(test_numbers) or not all(
             math.isclose(float(a), float(b), rel_tol=APPROX_REL, abs_tol=APPROX_ABS)

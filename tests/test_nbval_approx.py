@@ -32,7 +32,7 @@ def test_close_numbers_are_replaced_by_the_stored_ones():
 
 def test_a_number_out_of_tolerance_leaves_the_output_to_fail():
     ref = [stream("loss 2.30\n")]
-    run = [stream("loss 2.40\n")]
+    run = [stream("loss 2.50\n")]
     assert approximate(run, ref) == run
 
 
@@ -69,3 +69,35 @@ def test_digits_inside_names_are_not_numbers():
                                                 ("AVX2", "default"), ("DEFAULT", "default")])
 def test_the_second_kernel_set_differs_from_the_first(capability, second):
     assert root_conftest.second_kernel_set(capability)["ATEN_CPU_CAPABILITY"] == second
+
+
+def _notebook(source: str, stored: str, tags=()) -> dict:
+    return {"cells": [{"cell_type": "code", "execution_count": 1, "id": "c1", "metadata": {"tags": list(tags)},
+                       "outputs": [{"name": "stdout", "output_type": "stream", "text": stored + "\n"}],
+                       "source": [source]}],
+            "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+            "nbformat": 4, "nbformat_minor": 5}
+
+
+@pytest.mark.slow
+def test_make_notebooks_runs_chinese_notebooks_under_other_kernels_and_reads_the_approx_tag(tmp_path):
+    """End to end, as `make notebooks` runs nbval: the English notebook's kernel has the machine's
+    CPU kernels, the Chinese one's the second set; a training cell's number 1% off passes under
+    `nbval-approx`."""
+    import json
+    import subprocess
+    import sys
+    (tmp_path / "zh").mkdir()
+    (tmp_path / "conftest.py").write_text((ROOT / "conftest.py").read_text())
+    capability = "import torch; print(torch.backends.cpu.get_cpu_capability())"
+    first = root_conftest.first_capability()
+    second = root_conftest.second_kernel_set(first)["ATEN_CPU_CAPABILITY"].upper()
+    notebooks = {"x.ipynb": _notebook(capability, first),
+                 "zh/x.ipynb": _notebook(capability, second),
+                 "loss.ipynb": _notebook("print('loss 2.2991650')", "loss 2.2991765", ["nbval-approx"])}
+    for name, nb in notebooks.items():
+        (tmp_path / name).write_text(json.dumps(nb))
+    done = subprocess.run([sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env", "-p",
+                           "no:cacheprovider", "--second-kernels", *notebooks],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-3000:]

@@ -8,9 +8,9 @@ machine, on purpose, by this command, never a chapter here and there:
 
 1. chapters: the English chapters, executed in place (two at a time, the longest first);
 2. exercises: regenerated from their masters and executed (`grading.assign`);
-3. zh: the Chinese edition generated again, then every Chinese notebook that is executed in
-   Chinese (chapters with code translations, and every exercise) executed and stored
-   (`zh/zh_edition.py`). Their training runs load the English runs from the run cache.
+3. zh: the Chinese edition generated again, then the Chinese twins of what this run recorded
+   (chapters with code translations, exercises) executed and stored (`zh/zh_edition.py`).
+   Their training runs load the English runs from this run's cache.
 
 The training runs are computed afresh, in a new run cache (not ~/.cache/mha-course), so that
 no stored output comes from a run of older code or other kernels, and the execution times the
@@ -61,8 +61,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("parts", nargs="*", choices=PARTS, default=list(PARTS),
                         help="what to record (default: all three, in this order)")
-    parts = parser.parse_args(argv).parts
-    os.environ["MHA_COURSE_CACHE"] = tempfile.mkdtemp(prefix="mha-record-cache-")
+    parser.add_argument("--cache", metavar="DIR",
+                        help="reuse the run cache of an earlier `make record` (printed at its start) "
+                             "instead of training afresh, e.g. to record zh again")
+    args = parser.parse_args(argv)
+    parts = args.parts
+    os.environ["MHA_COURSE_CACHE"] = args.cache or tempfile.mkdtemp(prefix="mha-record-cache-")
+    print(f"run cache: {os.environ['MHA_COURSE_CACHE']}", flush=True)
     capability = subprocess.run(
         [PYTHON, "-c", "import torch; print(torch.backends.cpu.get_cpu_capability())"],
         capture_output=True, text=True, check=True).stdout.strip()
@@ -78,8 +83,11 @@ def main(argv: list[str] | None = None) -> int:
     in_parallel(commands)
     if "zh" in parts:
         zh_edition.write_all()
-        pages = zh_edition.executed_pages() + [p for p in zh_edition.notebook_pages()
-                                               if zh_edition.is_exercise(p)]
+        # the Chinese twins of what this run recorded (of everything, when it recorded only zh)
+        english = set(parts) - {"zh"} or {"chapters", "exercises"}
+        pages = ((zh_edition.executed_pages() if "chapters" in english else [])
+                 + [p for p in zh_edition.notebook_pages()
+                    if zh_edition.is_exercise(p) and "exercises" in english])
         # execute_zh_notebook itself, not `zh_edition.py --execute`, which first regenerates
         # every file: two at once would rewrite a notebook the other has just stored
         execute = ("import sys; sys.path.insert(0, 'zh'); import zh_edition; "
