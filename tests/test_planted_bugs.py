@@ -59,13 +59,32 @@ def test_each_unseen_mutant_computes_what_its_name_says():
         "mask_ignored": (softmax_rows(scores / 2), v),
         "values_from_keys": (correct, k),
     }
-    assert set(expected) == set(UNSEEN_BUGS)
+    assert set(expected) == set(UNSEEN_BUGS) - set(EDGE_CASE_MUTANTS)
     for bug, (weights, averaged) in expected.items():
         out, got = attention_with_unseen_bug(bug)(q, k, v, MASK)
         torch.testing.assert_close(got, weights, msg=bug)
         torch.testing.assert_close(out, weights @ averaged, msg=bug)
         right = correct @ v                                              # a real bug on these inputs:
         assert out.shape != right.shape or not torch.allclose(out, right), bug
+
+
+# mutants that are right on ordinary inputs and wrong only on one case a test must try
+EDGE_CASE_MUTANTS = {
+    "nan_when_blocked": (q, k, v, MASK),                   # the last query has no key left
+    "overflow": (100 * q, k, v, MASK),                     # scores far beyond exp's range
+    "one_query": (q[:, :1], k, v, None),                   # L = 1
+}
+
+
+@pytest.mark.parametrize("bug", sorted(EDGE_CASE_MUTANTS))
+def test_each_edge_case_mutant_is_right_on_ordinary_inputs_and_wrong_on_its_case(bug):
+    correct = attention_with_bug(None)
+    ordinary = (q, k, v, mha.causal_mask(3, 5))           # every query keeps a key; small scores
+    for got, want in zip(attention_with_unseen_bug(bug)(*ordinary), correct(*ordinary)):
+        torch.testing.assert_close(got, want)
+    case = EDGE_CASE_MUTANTS[bug]
+    got, want = attention_with_unseen_bug(bug)(*case)[0], correct(*case)[0]
+    assert not torch.allclose(got.nan_to_num(12345.0), want), bug
 
 
 def test_an_unknown_bug_is_refused():
