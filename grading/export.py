@@ -38,8 +38,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 AUTOGRADER = ROOT / "grading" / "autograder"
-GRADER_FILES = ("__init__.py", "sandbox.py", "sandbox_child.py", "worker.py", "unseen_bugs.py",
-                "export.py")
+GRADER_FILES = ("__init__.py", "sandbox.py", "sandbox_child.py", "worker.py", "submission.py",
+                "unseen_bugs.py", "export.py")
 MAX_RESULTS_BYTES = 900_000  # PrairieLearn refuses results over 1 MB
 
 SETUP_SH = """#!/usr/bin/env bash
