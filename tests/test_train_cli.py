@@ -27,13 +27,17 @@ def test_more_processes_than_gpus_stops_with_one_line_naming_the_fix(processes, 
     assert "--device cpu" in message and "gloo" in message
 
 
-def test_main_stops_before_touching_a_gpu_that_is_not_there(monkeypatch):
-    """Rank 1 of ``torchrun --nproc_per_node 2`` on a machine whose only GPU is cuda:0."""
-    for name, value in {"WORLD_SIZE": "2", "RANK": "1", "LOCAL_RANK": "1",
+def two_processes_on_one_gpu(monkeypatch, rank: int) -> None:
+    """Process ``rank`` of ``torchrun --nproc_per_node 2`` on a machine whose only GPU is cuda:0."""
+    for name, value in {"WORLD_SIZE": "2", "RANK": str(rank), "LOCAL_RANK": str(rank),
                         "LOCAL_WORLD_SIZE": "2"}.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setattr(train, "pick_device", lambda device=None: torch.device("cuda"))
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+
+
+def test_main_stops_before_touching_a_gpu_that_is_not_there(monkeypatch):
+    two_processes_on_one_gpu(monkeypatch, rank=1)
 
     def no_work(*args, **kwargs):
         raise AssertionError("reached CUDA or the process group before the check")
@@ -45,11 +49,7 @@ def test_main_stops_before_touching_a_gpu_that_is_not_there(monkeypatch):
 
 def test_every_process_of_the_machine_stops_not_only_the_one_without_a_gpu(monkeypatch):
     """Rank 0 has cuda:0, but its partner will fail: it must not start and wait for it."""
-    for name, value in {"WORLD_SIZE": "2", "RANK": "0", "LOCAL_RANK": "0",
-                        "LOCAL_WORLD_SIZE": "2"}.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setattr(train, "pick_device", lambda device=None: torch.device("cuda"))
-    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    two_processes_on_one_gpu(monkeypatch, rank=0)
     monkeypatch.setattr(torch.cuda, "set_device", lambda device: None)
     monkeypatch.setattr(train.dist, "init_process_group", lambda *a, **k: 1 / 0)
     with pytest.raises(SystemExit, match="2 processes"):
