@@ -135,6 +135,18 @@ def _grade(folder: Path, out: Path, *options: str) -> tuple[list[dict], float]:
         return list(csv.DictReader(f)), seconds
 
 
+def _why(results: Path, student: str, exercise: str, question: str) -> str:
+    """The graded cases of one question and the notebook's notes, from the raw result: what a
+    failing assertion shows, so that a wrong score on another machine explains itself."""
+    [raw] = results.glob(f"raw/{student}-*__{exercise}.json")
+    result = json.loads(raw.read_text(encoding="utf-8"))
+    return json.dumps({"exercise": exercise, "question": question,
+                       "graded": result["questions"].get(question), "notes": result["notes"],
+                       "status": result["status"], "seconds": result["seconds"],
+                       "sandbox_starts": result["sandbox_starts"],
+                       "skipped_cells": result["skipped_cells"]}, indent=1)[:4000]
+
+
 def _fingerprints(folder: Path) -> dict[str, tuple]:
     return {str(p.relative_to(folder)): (hashlib.sha256(p.read_bytes()).hexdigest(),
                                          p.stat().st_mtime_ns, p.stat().st_size)
@@ -176,10 +188,12 @@ def test_instructor_command_grades_solutions_and_known_bugs_like_selfcheck(tmp_p
     for exercise in EXERCISES:
         short = exercise.split("_")[0]
         for question, points in _manifest(exercise)["questions"].items():
-            assert float(rows["solution"][f"{short}.{question}"]) == points, (exercise, question)
+            assert float(rows["solution"][f"{short}.{question}"]) == points, \
+                _why(tmp_path / "results", "solution", exercise, question)
             if exercise in bugs:
                 wanted = 0.0 if question == bugs[exercise] else points
-                assert float(rows["buggy"][f"{short}.{question}"]) == wanted, (exercise, question)
+                assert float(rows["buggy"][f"{short}.{question}"]) == wanted, \
+                    _why(tmp_path / "results", "buggy", exercise, question)
     assert float(rows["solution"]["total"]) == total == float(rows["solution"]["possible"])
     for kind in ("duplicate", "tampering", "sandbox", "limits", "errors", "other"):
         assert rows["solution"][kind] == "", (kind, rows["solution"][kind])
