@@ -41,16 +41,17 @@ unit: $(STAMP)
 integration: $(STAMP) grading-deps
 	$(BIN)/python -m pytest tests -n 2 --dist loadfile -m "slow and not browser" --durations=10
 
-# --dist loadscope keeps each notebook's cells on one worker, in order. --second-kernels runs
-# the Chinese notebooks under other CPU kernels than the English ones (AVX2 on an AVX-512
-# machine, plain code on an AVX2 one; conftest.py), so a green run means green under both. The Chinese chapters
+# --dist loadscope keeps each notebook's cells on one worker, in order. --other-kernels runs
+# every notebook under CPU kernels other than those its outputs were recorded with
+# (tools/recorded_kernels.json; conftest.py): the machine's own where they differ, else the next
+# set down (AVX2 on an AVX-512 machine, plain code on an AVX2 one). The Chinese chapters
 # executed in Chinese (code translations: zh/README.md) are checked too; the others share the
 # English chapters' code and outputs. --no-loadscope-reorder: the notebooks are handed out in
 # the order conftest.py gives them (English first, longest first), not by number of cells.
 notebooks: $(STAMP)
 	$(BIN)/python -m pytest --nbval --nbval-current-env \
 	  --nbval-sanitize-with tests/nbval_sanitize.cfg \
-	  --durations=15 -n 2 --dist loadscope --no-loadscope-reorder --second-kernels \
+	  --durations=15 -n 2 --dist loadscope --no-loadscope-reorder --other-kernels \
 	  chapters exercises zh/exercises $$($(BIN)/python zh/zh_edition.py --executed)
 
 # The two editions are independent Sphinx builds of one process each: built side by side.

@@ -14,19 +14,19 @@ below instead of by their number of cells (which put each chapter beside its Chi
   time Jupyter recorded in its cells' metadata when it was last executed (the English
   notebook's, for both editions); one without that record (the exercises) counts as short.
 
-Kernels. ``--second-kernels`` runs the Chinese notebooks under CPU kernels other than the
-ones the English notebooks get (:func:`second_kernel_set`), so that one green run means the
-stored outputs hold under both. Each notebook's kernel inherits the environment set just
-before it starts. The run cache keys a run by its kernels, so the Chinese chapters then train
-for themselves, and English-first is dropped: the longest notebooks start first.
+Kernels. The stored outputs were recorded under one set of PyTorch's CPU kernels (AVX-512,
+AVX2 or plain code: ``tools/recorded_kernels.json``, written by ``make record``). A run under
+those same kernels would prove little about another reader's CPU, so ``--other-kernels`` runs
+every notebook, both editions, under another set (:func:`check_kernels`): the machine's own
+when they differ from the recording's, else the next set down (:func:`second_kernel_set`).
+Both editions share that set, so a Chinese chapter still loads the English one's runs.
 
 Comparison. One cell tag, ``nbval-approx``, is for cells whose outputs are results of
-training: a run under other CPU kernels (AVX-512, AVX2, plain code) rounds its sums
-differently, and after hundreds of steps the losses differ in the third or fourth digit.
-In such a cell the text must still be the same, and each number must be within
-``APPROX_REL`` of the stored one (or ``APPROX_ABS`` of it, for numbers near zero); the cell's
-own assertions check the claims the prose makes about those numbers. Every other cell is
-compared exactly, as nbval does.
+training: a run under other CPU kernels rounds its sums differently, and after hundreds of
+steps the losses differ in the third or fourth digit. In such a cell the text must still be
+the same, and each number must be within ``APPROX_REL`` of the stored one (or ``APPROX_ABS``
+of it, for numbers near zero); the cell's own assertions check the claims the prose makes
+about those numbers. Every other cell is compared exactly, as nbval does.
 """
 from __future__ import annotations
 
@@ -64,13 +64,10 @@ def recorded_seconds(notebook: Path) -> float:
     return total
 
 
-def notebook_order(path: Path, root: Path, second_kernels: bool = False) -> tuple[bool, float]:
-    """Sort key of a notebook: English first, then the longest first. Under
-    ``--second-kernels`` the longest first only: a Chinese chapter then computes its own
-    training runs (the run cache keeps runs of other kernels apart), so it waits for nobody."""
+def notebook_order(path: Path, root: Path) -> tuple[bool, float]:
+    """Sort key of a notebook: English first, then the longest first."""
     relative = path.resolve().relative_to(root).as_posix()
-    chinese = relative.startswith("zh/") and not second_kernels
-    return chinese, -recorded_seconds(root / relative.removeprefix("zh/"))
+    return relative.startswith("zh/"), -recorded_seconds(root / relative.removeprefix("zh/"))
 
 
 def second_kernel_set(capability: str) -> dict[str, str]:
@@ -84,39 +81,70 @@ def second_kernel_set(capability: str) -> dict[str, str]:
             "ONEDNN_MAX_CPU_ISA": "SSE41"}
 
 
+def kernel_family(capability: str) -> str:
+    """The kernel set behind a capability name: AVX512_BF16 and AVX512_VNNI run AVX512's."""
+    return "AVX512" if capability.upper().startswith("AVX512") else capability.upper()
+
+
+def check_kernels(native: str, recorded: str) -> dict[str, str]:
+    """The environment that ``make notebooks`` runs every notebook under: nothing (the machine's
+    own kernels) where they differ from the recording's, else :func:`second_kernel_set`."""
+    if kernel_family(native) != kernel_family(recorded):
+        return {}
+    return second_kernel_set(native)
+
+
 KERNEL_VARIABLES = ("ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS", "ONEDNN_MAX_CPU_ISA")
-FIRST_KERNELS = {name: os.environ.get(name) for name in KERNEL_VARIABLES}  # as make was given them
+RECORDED_KERNELS = Path(__file__).resolve().parent / "tools" / "recorded_kernels.json"
 
 
-@lru_cache(maxsize=None)
-def first_capability() -> str:
-    """PyTorch's CPU capability under the environment make was given (AVX512, AVX2, ...)."""
+def recorded_capability() -> str:
+    """The CPU capability the stored outputs were recorded under (``make record`` writes it)."""
+    return json.loads(RECORDED_KERNELS.read_text(encoding="utf-8"))["cpu_capability"]
+
+
+def native_capability() -> str:
+    """PyTorch's CPU capability on this machine, whatever kernel variables make was given."""
     import subprocess
     import sys
     command = [sys.executable, "-c", "import torch; print(torch.backends.cpu.get_cpu_capability())"]
     env = {k: v for k, v in os.environ.items() if k not in KERNEL_VARIABLES}
-    env.update({k: v for k, v in FIRST_KERNELS.items() if v is not None})
     return subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout.strip()
 
 
+KERNELS_KEY = pytest.StashKey[str]()
+
+
 def pytest_addoption(parser):
-    parser.addoption("--second-kernels", action="store_true",
-                     help="run the Chinese notebooks under CPU kernels other than the English ones'")
+    parser.addoption("--other-kernels", action="store_true",
+                     help="run the notebooks under CPU kernels other than those their stored "
+                          "outputs were recorded with")
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item):
-    """Before a notebook's first cell starts its kernel: choose that kernel's CPU kernels."""
-    if item.path.suffix != ".ipynb" or not item.config.getoption("--second-kernels"):
+def pytest_configure(config):
+    """Choose the notebooks' CPU kernels, and teach nbval the ``nbval-approx`` tag."""
+    choose_kernels(config)
+    teach_nbval_approx()
+
+
+def choose_kernels(config) -> None:
+    """Every notebook's kernel inherits this process's environment: set its CPU kernels here."""
+    if not config.getoption("--other-kernels", default=False):
         return
-    root = Path(item.config.rootpath).resolve()
-    chinese = item.path.resolve().relative_to(root).as_posix().startswith("zh/")
-    kernels = second_kernel_set(first_capability()) if chinese else FIRST_KERNELS
+    native, recorded = native_capability(), recorded_capability()
+    kernels = check_kernels(native, recorded)
     for name in KERNEL_VARIABLES:
-        if kernels.get(name) is None:
-            os.environ.pop(name, None)
-        else:
+        if name in kernels:
             os.environ[name] = kernels[name]
+        else:
+            os.environ.pop(name, None)
+    config.stash[KERNELS_KEY] = (f"notebooks run under {kernels.get('ATEN_CPU_CAPABILITY', native).upper()} "
+                                 f"CPU kernels (this machine's: {native}; outputs recorded under "
+                                 f"{recorded})")
+
+
+def pytest_report_header(config):
+    return config.stash.get(KERNELS_KEY, None)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -124,8 +152,7 @@ def pytest_collection_modifyitems(config, items):
     if not items or any(item.path.suffix != ".ipynb" for item in items):
         return
     root = Path(config.rootpath).resolve()
-    second = config.getoption("--second-kernels")
-    items.sort(key=lambda item: notebook_order(item.path, root, second))  # stable: cells keep their order
+    items.sort(key=lambda item: notebook_order(item.path, root))  # stable: cells keep their order
 
 
 def _texts(outputs):
@@ -158,7 +185,7 @@ def approximate(test, ref):
     return test
 
 
-def pytest_configure(config):
+def teach_nbval_approx() -> None:
     """Teach nbval the ``nbval-approx`` tag (see the module docstring)."""
     try:
         from nbval.plugin import IPyNbCell

@@ -7,8 +7,9 @@ Not a speed benchmark: the measurement behind chapter 12's statement about beam 
 each seed, chapter 7's model is trained for 400 steps (as chapter 12 does) and the 1000
 held-out numbers are decoded greedily and by beam search of width 2-8 with length_penalty 0
 and 1; the script counts the greedy errors each beam fixes and the right answers it breaks.
-It runs once under the CPU kernels PyTorch picks on this machine and once under the second
-set that `make notebooks` uses for the Chinese edition (conftest.py's second_kernel_set),
+It runs once under the CPU kernels PyTorch picks on this machine and once under the next set
+down (conftest.py's second_kernel_set: what `make notebooks` checks under on a machine like the
+one that recorded the outputs),
 because a training run rounds differently under each and ends at a slightly different model.
 Results are printed and written to bench/beam_spread.md.
 """
@@ -77,10 +78,10 @@ def main() -> int:
     if args.this_process:
         print("RESULT " + json.dumps(measure(args.seeds)))
         return 0
-    from conftest import first_capability, second_kernel_set
+    from conftest import native_capability, second_kernel_set
 
     runs = []
-    for extra in ({}, second_kernel_set(first_capability())):
+    for extra in ({}, second_kernel_set(native_capability())):
         done = subprocess.run([sys.executable, __file__, "--this-process", "--seeds", *map(str, args.seeds)],
                               env={**os.environ, **extra}, capture_output=True, text=True, check=True)
         print(done.stdout, end="")

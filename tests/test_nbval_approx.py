@@ -1,4 +1,4 @@
-"""The ``nbval-approx`` cell tag and the second kernel set of ``make notebooks`` (root conftest.py).
+"""The ``nbval-approx`` cell tag and the CPU kernels of ``make notebooks`` (root conftest.py).
 
 A cell tagged ``nbval-approx`` holds results of training, whose last digits depend on the CPU's
 vector kernels: its text must match exactly, its numbers only within a tolerance.
@@ -71,6 +71,18 @@ def test_the_second_kernel_set_differs_from_the_first(capability, second):
     assert root_conftest.second_kernel_set(capability)["ATEN_CPU_CAPABILITY"] == second
 
 
+@pytest.mark.parametrize("native, recorded", [("AVX512", "AVX2"), ("AVX2", "AVX512_BF16"),
+                                              ("DEFAULT", "AVX2")])
+def test_a_machine_whose_kernels_differ_from_the_recording_checks_under_its_own(native, recorded):
+    assert root_conftest.check_kernels(native, recorded) == {}
+
+
+@pytest.mark.parametrize("native, recorded, check", [("AVX2", "AVX2", "default"),
+                                                     ("AVX512_VNNI", "AVX512", "avx2")])
+def test_a_machine_like_the_recording_one_checks_under_the_next_kernels_down(native, recorded, check):
+    assert root_conftest.check_kernels(native, recorded)["ATEN_CPU_CAPABILITY"] == check
+
+
 def _notebook(source: str, stored: str, tags=()) -> dict:
     return {"cells": [{"cell_type": "code", "execution_count": 1, "id": "c1", "metadata": {"tags": list(tags)},
                        "outputs": [{"name": "stdout", "output_type": "stream", "text": stored + "\n"}],
@@ -80,24 +92,26 @@ def _notebook(source: str, stored: str, tags=()) -> dict:
 
 
 @pytest.mark.slow
-def test_make_notebooks_runs_chinese_notebooks_under_other_kernels_and_reads_the_approx_tag(tmp_path):
-    """End to end, as `make notebooks` runs nbval: the English notebook's kernel has the machine's
-    CPU kernels, the Chinese one's the second set; a training cell's number 1% off passes under
-    `nbval-approx`."""
+def test_make_notebooks_runs_both_editions_under_kernels_other_than_the_recording_and_reads_the_approx_tag(tmp_path):
+    """End to end, as `make notebooks` runs nbval, on a machine like the one that recorded the
+    outputs: the English and the Chinese notebook's kernels both run the next kernel set down;
+    a training cell's number 1% off passes under `nbval-approx`."""
     import json
     import subprocess
     import sys
     (tmp_path / "zh").mkdir()
+    (tmp_path / "tools").mkdir()
     (tmp_path / "conftest.py").write_text((ROOT / "conftest.py").read_text())
+    native = root_conftest.native_capability()
+    (tmp_path / "tools" / "recorded_kernels.json").write_text(json.dumps({"cpu_capability": native}))
     capability = "import torch; print(torch.backends.cpu.get_cpu_capability())"
-    first = root_conftest.first_capability()
-    second = root_conftest.second_kernel_set(first)["ATEN_CPU_CAPABILITY"].upper()
-    notebooks = {"x.ipynb": _notebook(capability, first),
-                 "zh/x.ipynb": _notebook(capability, second),
+    check = root_conftest.second_kernel_set(native)["ATEN_CPU_CAPABILITY"].upper()
+    notebooks = {"x.ipynb": _notebook(capability, check),
+                 "zh/x.ipynb": _notebook(capability, check),
                  "loss.ipynb": _notebook("print('loss 2.2991650')", "loss 2.2991765", ["nbval-approx"])}
     for name, nb in notebooks.items():
         (tmp_path / name).write_text(json.dumps(nb))
     done = subprocess.run([sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env", "-p",
-                           "no:cacheprovider", "--second-kernels", *notebooks],
+                           "no:cacheprovider", "--other-kernels", *notebooks],
                           cwd=tmp_path, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout[-3000:]

@@ -17,12 +17,15 @@ no stored output comes from a run of older code or other kernels, and the execut
 notebooks record are those of a fresh machine: `make notebooks` starts the longest first by
 those times (conftest.py).
 
-It prints the CPU kernels PyTorch used (`torch.backends.cpu.get_cpu_capability()`): say
-which in the README's "Stored outputs" line when you commit the result.
+It prints the CPU kernels PyTorch used (`torch.backends.cpu.get_cpu_capability()`) and writes
+them to `tools/recorded_kernels.json`, from which `make notebooks` chooses other kernels to
+check the outputs under (conftest.py); say which in the README's "Stored outputs" line when
+you commit the result.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -35,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "zh"))
 
-from conftest import recorded_seconds  # noqa: E402  (the order make notebooks uses)
+from conftest import RECORDED_KERNELS, recorded_seconds  # noqa: E402  (as make notebooks reads them)
 import zh_edition  # noqa: E402
 
 PYTHON = sys.executable
@@ -94,7 +97,9 @@ def main(argv: list[str] | None = None) -> int:
                    "zh_edition.execute_zh_notebook(sys.argv[1])")
         in_parallel([[PYTHON, "-c", execute, page] for page in pages])
         zh_edition.write_all()
-    print(f"recorded with PyTorch's {capability} CPU kernels", flush=True)
+    RECORDED_KERNELS.write_text(json.dumps({"cpu_capability": capability}) + "\n", encoding="utf-8")
+    print(f"recorded with PyTorch's {capability} CPU kernels (written to "
+          f"{RECORDED_KERNELS.relative_to(ROOT)}: `make notebooks` checks under other ones)", flush=True)
     return 0
 
 
