@@ -15,14 +15,18 @@ from .decoding import greedy_decode
 from .generation import generate
 from .gpt import GPT, Block, GPTConfig
 from .heads import merge_heads, repeat_kv, split_heads
+from .kv_memory import PUBLISHED_CONFIGS, AttentionConfig, kv_cache_bytes, kv_cache_bytes_per_token
+from .latent import MultiHeadLatentAttention
 from .masks import causal_mask, padding_mask
 from .multihead import MultiHeadAttention
 from .mlp import MLP, SwiGLU
 from .norms import BatchNorm, LayerNorm, RMSNorm
 from .positional import sinusoidal_positions
 from .sampling import top_k_logits, top_p_logits
+from .sinks import SinkAttention, attention_with_sinks
 from .rope import apply_rope, rope_angles, rotate_half
 from .transformer import DecoderLayer, EncoderLayer, FeedForward, Transformer
+from .windows import RollingKVCache, receptive_field, sliding_window_mask
 
 from . import course
 
@@ -37,4 +41,7 @@ __all__ = [
     "MultiHeadAttention", "Transformer", "causal_mask", "greedy_decode", "merge_heads",
     "padding_mask", "scaled_dot_product_attention", "sinusoidal_positions", "split_heads",
     "repeat_kv", "StaticKVCache",
+    "AttentionConfig", "MultiHeadLatentAttention", "PUBLISHED_CONFIGS", "RollingKVCache",
+    "SinkAttention", "attention_with_sinks", "kv_cache_bytes", "kv_cache_bytes_per_token",
+    "receptive_field", "sliding_window_mask",
 ]
