@@ -145,6 +145,25 @@ class StaticKVCache:
         self._length = end
         return self.key, self.value
 
+    def write_at(self, position: torch.Tensor, key: torch.Tensor,
+                 value: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Write ``key``/``value`` ``[B, H_kv, T, head_dim]`` into the slots ``position``
+        ``[T]`` (a tensor, so no Python number changes between steps); return the whole
+        buffers ``[B, H_kv, max_len, head_dim]``.
+
+        This is :meth:`update` for a compiled decoding step: its shapes are the same at every
+        position, so the compiler can capture the step once and replay it. The slots not
+        written yet hold zeros (or an earlier generation's keys), so the caller's mask must
+        hide every slot after the newest. ``len(cache)`` is not advanced: it is a Python
+        number, which a captured step cannot change; the caller keeps the count.
+        """
+        if self.key_buffer is None:
+            raise ValueError("write_at writes into the buffer that the first update (the "
+                             "prompt's prefill) allocates; call update first")
+        self.key_buffer.index_copy_(2, position, key)  # in place, at the given slots
+        self.value_buffer.index_copy_(2, position, value)
+        return self.key_buffer, self.value_buffer
+
     def reorder(self, index: torch.Tensor) -> None:
         """Keep batch rows ``index`` ``[B]`` in that order, in place (beam search); the batch
         size cannot change, since the buffer does not."""

@@ -30,7 +30,6 @@ import torch.nn.functional as F
 
 from .alibi import alibi_bias
 from .cache import KVCache, StaticKVCache
-from .masks import causal_mask
 from .mlp import MLP, SwiGLU
 from .multihead import MultiHeadAttention
 from .norms import LayerNorm, RMSNorm
@@ -132,18 +131,18 @@ class Block(nn.Module):
         self.dropout = nn.Dropout(config.dropout)
 
     def forward(self, x, mask=None, attn_bias=None, cache=None, need_weights=False,
-                positions=None):
+                positions=None, cache_position=None):
         """``x`` ``[B, T, D]`` -> ``([B, T, D], weights [B, H, T, S] | None)``.
 
         ``mask`` (boolean, ``True`` = may attend, broadcastable to ``[B, H, T, S]``) defaults
-        to the causal mask of the ``T`` new positions after the ``len(cache)`` cached ones.
-        ``positions`` (``[T]`` or ``[B, T]``) are used by RoPE only.
+        to causal: the ``T`` new positions after the ``len(cache)`` cached ones each see the
+        keys up to their own (``is_causal=True`` of :class:`mha.MultiHeadAttention`).
+        ``positions`` (``[T]`` or ``[B, T]``) are used by RoPE only; ``cache_position``
+        ``[T]`` writes into a :class:`mha.StaticKVCache` at those slots (a compiled step).
         """
-        if mask is None:
-            start = len(cache) if cache is not None else 0
-            mask = causal_mask(x.shape[1], start + x.shape[1], device=x.device)  # [T, S]
         a, weights = self.attn(self.norm1(x), mask=mask, attn_bias=attn_bias, cache=cache,
-                               need_weights=need_weights, positions=positions)
+                               need_weights=need_weights, positions=positions,
+                               is_causal=mask is None, cache_position=cache_position)
         x = x + self.dropout(a)
         x = x + self.dropout(self.mlp(self.norm2(x)))
         return x, weights
@@ -196,7 +195,8 @@ class GPT(nn.Module):
 
     def forward(self, tokens: torch.Tensor, caches: list[KVCache] | None = None,
                 need_weights: bool = False, *, attention_mask: torch.Tensor | None = None,
-                positions: torch.Tensor | None = None):
+                positions: torch.Tensor | None = None,
+                cache_position: torch.Tensor | None = None):
         """Token ids ``[B, T]`` -> logits ``[B, T, V]`` (and per-block weights if asked).
 
         With ``caches`` from :meth:`new_caches`, ``tokens`` are the *new* tokens only.
@@ -205,60 +205,92 @@ class GPT(nn.Module):
         ``positions`` default to each row's count of real tokens before the token (a
         left-padded row starts at 0 at its first real token). ``positions`` ``[T]`` or
         ``[B, T]`` can also be given; otherwise they are ``start .. start + T - 1``.
+
+        ``cache_position`` ``[T]`` (with :class:`mha.StaticKVCache` caches, after the
+        prompt's prefill) is the fixed-shape form of a decoding step, for a compiled step:
+        the new tokens are at these slots of the caches' buffers, attention reads all
+        ``S = max_len`` slots and a mask hides the ones after each query, and
+        ``attention_mask``, if given, is ``[B, max_len]``. No Python number changes from
+        one step to the next, so the compiler captures the step once. The caller checks
+        that the positions fit (as :func:`mha.generate` does) and counts the tokens:
+        ``len(cache)`` stays at the prefill's length.
         """
         if tokens.dim() != 2:
             raise ValueError(f"tokens must be a 2-D tensor [B, T]; got shape {list(tokens.shape)}")
         B, T = tokens.shape
-        start = len(caches[0]) if caches is not None else 0  # tokens already cached
-        if attention_mask is not None and tuple(attention_mask.shape) != (B, start + T):
+        if cache_position is None:
+            start = len(caches[0]) if caches is not None else 0  # tokens already cached
+            S = start + T
+            slots = torch.arange(start, S, device=tokens.device)  # [T]: the new tokens' places
+            what = f"the {start} cached tokens and the {T} new ones"
+        else:
+            self._check_cache_position(cache_position, caches, T)
+            S, slots = caches[0].max_len, cache_position
+            what = f"every slot of the caches' buffers, max_len={S}"
+        if attention_mask is not None and tuple(attention_mask.shape) != (B, S):
             raise ValueError(
-                f"attention_mask must be [B, S] = [{B}, {start + T}] (the {start} cached "
-                f"tokens and the {T} new ones); got shape {list(attention_mask.shape)}")
+                f"attention_mask must be [B, S] = [{B}, {S}] ({what}); got shape "
+                f"{list(attention_mask.shape)}")
         if positions is None:
-            positions = self._positions(start, T, attention_mask, tokens.device)
+            positions = self._positions(slots, attention_mask)
         x = self.tok_embed(tokens)  # [B, T, D]
         if self.pos_embed is not None:
-            if positions.max() >= self.config.max_len:
+            # (skipped for a compiled step: reading the maximum back would stop the capture)
+            if cache_position is None and positions.max() >= self.config.max_len:
                 raise ValueError(
                     f"positions {int(positions.min())}..{int(positions.max())} exceed "
                     f"max_len={self.config.max_len}: "
                     f"learned positions exist only for 0..{self.config.max_len - 1}")
             x = x + self.pos_embed(positions)  # [T, D] or [B, T, D]
         x = self.dropout(x)
-        mask = self._mask(T, start, attention_mask, tokens.device)  # [T, S] or [B, 1, T, S]
+        mask = None  # causal alone: each block's attention hides the future itself
+        if attention_mask is not None or cache_position is not None:
+            mask = self._mask(slots, S, attention_mask)  # [T, S] or [B, 1, T, S]
         bias = None
         if self.alibi:  # in the model's dtype: a float32 bias would promote bf16/fp16 scores
-            bias = alibi_bias(self.config.num_heads, T, start + T, tokens.device).to(x.dtype)
+            bias = alibi_bias(self.config.num_heads, T, S, tokens.device).to(x.dtype)
         all_weights = []
         for i, block in enumerate(self.blocks):
             x, weights = block(x, mask, bias, caches[i] if caches is not None else None,
-                               need_weights, positions)
+                               need_weights, positions, cache_position)
             all_weights.append(weights)
         logits = self.lm_head(self.norm(x))  # [B, T, V]
         return (logits, all_weights) if need_weights else logits
 
+    def _check_cache_position(self, cache_position, caches, T) -> None:
+        if caches is None or not all(isinstance(c, StaticKVCache) and c.filled for c in caches):
+            raise ValueError("cache_position needs the StaticKVCache caches of new_caches(max_len), "
+                             "filled by a prefill of the prompt first")
+        if tuple(cache_position.shape) != (T,):
+            raise ValueError(f"cache_position must be [T] = [{T}], one slot per new token; got "
+                             f"shape {list(cache_position.shape)}")
+        if self.alibi:
+            raise ValueError("cache_position (a fixed-shape decoding step) does not support "
+                             "ALiBi positions; decode without it")
+
     @staticmethod
-    def _positions(start, T, attention_mask, device) -> torch.Tensor:
-        """Positions of the ``T`` new tokens: ``[T]``, or ``[B, T]`` from ``attention_mask``."""
+    def _positions(slots, attention_mask) -> torch.Tensor:
+        """Positions of the new tokens at ``slots`` ``[T]``: ``[T]``, or ``[B, T]`` from
+        ``attention_mask``."""
         if attention_mask is None:
-            return torch.arange(start, start + T, device=device)  # [T], shared by the batch
+            return slots  # [T], shared by the batch
         # a token's position = how many real tokens precede it in its row; padding gets 0
         # (it is never attended to, so any valid position will do)
         counted = attention_mask.long().cumsum(dim=-1) - 1  # [B, S]
-        return counted.clamp(min=0)[:, start:]  # [B, T]
+        return counted.clamp(min=0)[:, slots]  # [B, T]
 
     @staticmethod
-    def _mask(T, start, attention_mask, device) -> torch.Tensor:
-        """Boolean ``[T, S]`` causal mask, or ``[B, 1, T, S]`` with the padding hidden too."""
-        S = start + T
-        # the T new queries are the last T of S positions (bottom-right alignment)
-        mask = causal_mask(T, S, device=device)  # [T, S]
+    def _mask(slots, S, attention_mask) -> torch.Tensor:
+        """Boolean ``[T, S]`` causal mask of the new queries at ``slots`` ``[T]`` (each sees
+        the keys up to its own slot), or ``[B, 1, T, S]`` with the padding hidden too."""
+        keys = torch.arange(S, device=slots.device)  # [S]
+        mask = keys <= slots[:, None]  # [T, S]; equals causal_mask(T, S) for the last T slots
         if attention_mask is None:
             return mask
         real_keys = attention_mask.bool()[:, None, None, :]  # [B, 1, 1, S]
         # a padding query would see no key at all (0/0 in softmax); let every query see
         # itself, which changes nothing for real tokens (they see themselves anyway)
-        itself = torch.arange(S, device=device) == torch.arange(start, S, device=device)[:, None]
+        itself = keys == slots[:, None]  # [T, S]
         return mask & (real_keys | itself)  # [B, 1, T, S]
 
     def loss(self, tokens: torch.Tensor) -> torch.Tensor:

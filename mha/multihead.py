@@ -8,8 +8,9 @@ import torch.nn.functional as F
 from ._checks import check_3d, check_attn_bias, check_mask, check_num_heads, check_num_kv_heads
 from ._checks import shape_str
 from .attention import scaled_dot_product_attention
-from .cache import KVCache
+from .cache import KVCache, StaticKVCache
 from .heads import merge_heads, repeat_kv, split_heads
+from .masks import causal_mask
 from .rope import apply_rope, check_rope_options
 
 
@@ -76,6 +77,8 @@ class MultiHeadAttention(nn.Module):
         cache: KVCache | None = None,
         attn_bias: torch.Tensor | None = None,
         positions: torch.Tensor | None = None,
+        is_causal: bool = False,
+        cache_position: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Attend from ``query`` ``[B, L, D]`` to ``key``/``value`` ``[B, S, D]``.
 
@@ -92,10 +95,20 @@ class MultiHeadAttention(nn.Module):
         batch or ``[B, L]`` per row (a left-padded batch: each row counts from its first real
         token); they default to ``len(cache), ..., len(cache) + L - 1``, right after the
         cached tokens.
+        ``is_causal=True`` hides the future: the ``L`` queries are the last ``L`` of ``S``
+        positions and each sees the keys up to its own position, as with
+        ``mask=causal_mask(L, S)`` (combined with ``mask``, if one is given, by ``&``).
+        ``cache_position`` ``[L]`` (a :class:`mha.StaticKVCache` only) names the buffer slots
+        the new keys/values are written to; attention then reads the whole buffer,
+        ``S = max_len``, so every step has the same shapes (a compiled decoding step), and
+        ``mask`` must hide the slots not written yet.
         """
         key = query if key is None else key
         value = key if value is None else value
         self._check_inputs(query, key, value)
+        if cache_position is not None and not isinstance(cache, StaticKVCache):
+            raise ValueError(f"cache_position names slots of a StaticKVCache's buffer; got "
+                             f"cache={type(cache).__name__}")
         B, L, _ = query.shape
 
         # 1. project the queries and split them into heads
@@ -111,8 +124,10 @@ class MultiHeadAttention(nn.Module):
             v = split_heads(self.v_proj(value), self.num_kv_heads)  # [B, H_kv, S_new, d_k]
             if self.rope_base is not None:
                 # rotate before caching: a cached key keeps the position it was computed at
-                q, k = self._rotate(q, k, positions, 0 if cache is None else len(cache))
-            if cache is not None:
+                q, k = self._rotate(q, k, positions, cache)
+            if cache_position is not None:
+                k, v = cache.write_at(cache_position, k, v)  # [B, H_kv, max_len, d_k]
+            elif cache is not None:
                 k, v = cache.update(k, v)  # [B, H_kv, S, d_k]: the cached ones, then the new
         S = k.shape[-2]
 
@@ -121,6 +136,18 @@ class MultiHeadAttention(nn.Module):
             check_mask(mask, scores_shape, L=L, S=S)
         if attn_bias is not None:
             check_attn_bias(attn_bias, scores_shape, L=L, S=S)
+
+        # Causal attention needs no mask tensor when queries and keys are the same positions
+        # (L == S: training, a prompt without a cache): the fused kernel's is_causal=True
+        # skips the future keys itself and may take the flash kernel, which a mask tensor
+        # rules out (and an [L, L] mask is L * L booleans in memory). Its is_causal puts the
+        # triangle's corner top-left, so when L < S (new queries after cached keys, whose
+        # corner is bottom-right) and in every other case we build the mask.
+        fused_causal = (is_causal and L == S and mask is None and attn_bias is None
+                        and not need_weights)
+        if is_causal and not fused_causal:
+            causal = causal_mask(L, S, device=q.device)  # [L, S]
+            mask = causal if mask is None else mask & causal
 
         # 3. attend, every head at once
         dropout_p = self.dropout if self.training else 0.0
@@ -136,7 +163,7 @@ class MultiHeadAttention(nn.Module):
             else:
                 attn_mask = mask if attn_bias is None else attn_bias
             out = F.scaled_dot_product_attention(
-                q, k, v, attn_mask=attn_mask, dropout_p=dropout_p,
+                q, k, v, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=fused_causal,
                 enable_gqa=self.num_kv_heads != self.num_heads,
             )  # [B, H, L, d_k]
             weights = None
@@ -144,7 +171,7 @@ class MultiHeadAttention(nn.Module):
         # 4. merge the heads and 5. mix them with the output projection
         return self.o_proj(merge_heads(out)), weights  # [B, L, D]
 
-    def _rotate(self, q, k, positions, offset):
+    def _rotate(self, q, k, positions, cache):
         """RoPE on queries ``[B, H, L, d_k]`` and keys ``[B, H_kv, L, d_k]``."""
         L = q.shape[-2]
         if k.shape[-2] != L:
@@ -152,7 +179,8 @@ class MultiHeadAttention(nn.Module):
                 f"rope_base is for self-attention: the {k.shape[-2]} keys need positions "
                 f"too, but positions are given for the {L} queries only"
             )
-        if positions is None:
+        if positions is None:  # right after the cached tokens
+            offset = 0 if cache is None else len(cache)
             positions = torch.arange(offset, offset + L, device=q.device)
         return (apply_rope(q, positions, self.rope_base, **self.rope_options),
                 apply_rope(k, positions, self.rope_base, **self.rope_options))

@@ -7,7 +7,6 @@ import torch
 import torch.nn as nn
 
 from .cache import KVCache, StaticKVCache
-from .masks import causal_mask
 from .multihead import MultiHeadAttention
 from .norms import LayerNorm
 from .positional import sinusoidal_positions
@@ -76,17 +75,20 @@ class DecoderLayer(nn.Module):
         self.norm1, self.norm2, self.norm3 = LayerNorm(d_model), LayerNorm(d_model), LayerNorm(d_model)
 
     def forward(self, x, memory, self_mask=None, memory_mask=None, caches=None,
-                need_weights=False):
+                need_weights=False, is_causal=False, cache_position=None):
         """``x`` ``[B, T, D]``, ``memory`` ``[B, S, D]`` -> ``[B, T, D]`` and the weights.
 
         Queries come from the decoder (``x``); in cross-attention keys and values come from
         the encoder ``memory``. ``caches`` is ``(self_cache, cross_cache)`` when decoding
-        step by step. The weights are ``(self [B, H, T, T], cross [B, H, T, S])`` or Nones.
+        step by step. ``is_causal=True`` adds the causal mask to ``self_mask`` (see
+        :class:`mha.MultiHeadAttention`); ``cache_position`` is the self-attention cache's
+        slots for a fixed-shape step. The weights are ``(self [B, H, T, T], cross [B, H, T, S])`` or Nones.
         """
         self_cache, cross_cache = caches if caches is not None else (None, None)
         if self.norm_first:  # Pre-LN: x + f(norm(x))
             h, self_w = self.self_attn(self.norm1(x), mask=self_mask, need_weights=need_weights,
-                                       cache=self_cache)
+                                       cache=self_cache, is_causal=is_causal,
+                                       cache_position=cache_position)
             x = x + self.dropout(h)
             h, cross_w = self.cross_attn(self.norm2(x), memory, mask=memory_mask,
                                          need_weights=need_weights, cache=cross_cache)
@@ -94,7 +96,8 @@ class DecoderLayer(nn.Module):
             x = x + self.dropout(self.ff(self.norm3(x)))
         else:  # Post-LN: norm(x + f(x))
             h, self_w = self.self_attn(x, mask=self_mask, need_weights=need_weights,
-                                       cache=self_cache)
+                                       cache=self_cache, is_causal=is_causal,
+                                       cache_position=cache_position)
             x = self.norm1(x + self.dropout(h))
             h, cross_w = self.cross_attn(x, memory, mask=memory_mask,
                                          need_weights=need_weights, cache=cross_cache)
@@ -177,30 +180,56 @@ class Transformer(nn.Module):
         return (x, all_weights) if need_weights else x
 
     def decode(self, tgt, memory, src_mask=None, tgt_mask=None, caches=None,
-               need_weights=False):
+               need_weights=False, cache_position=None):
         """Target ids ``[B, T]`` -> logits ``[B, T, tgt_vocab]``.
 
         With ``caches`` (from :meth:`new_caches`), ``tgt`` holds only the new tokens; they
         are placed after the cached ones, for both the positions and the causal mask.
+        ``cache_position`` ``[T]`` (with :class:`mha.StaticKVCache` self-attention caches,
+        after the first step) is the fixed-shape form of a step for a compiled decoder, as
+        in :meth:`mha.GPT.forward`: the new tokens sit at these slots, attention reads every
+        slot and a mask hides those after each query; ``len(cache)`` is not advanced.
         """
-        start = len(caches[0][0]) if caches is not None else 0
-        x = self.embed_target(tgt, start)
         T = tgt.shape[1]
-        if T == 1:
-            # one new query (a cached decoding step) may see every key: nothing to hide
-            self_mask = tgt_mask
-        else:
-            # the new queries are the last T of start + T positions: bottom-right alignment
-            self_mask = causal_mask(T, start + T, device=tgt.device)
+        if cache_position is not None:
+            self._check_cache_position(cache_position, caches, T)
+            x = self._embed_at(tgt, cache_position)
+            slots = torch.arange(caches[0][0].max_len, device=tgt.device)  # [S]
+            self_mask = slots <= cache_position[:, None]  # [T, S]: up to each query's slot
             if tgt_mask is not None:
                 self_mask = self_mask & tgt_mask
+            is_causal = False  # the mask above is already causal
+        else:
+            start = len(caches[0][0]) if caches is not None else 0
+            x = self.embed_target(tgt, start)
+            self_mask = tgt_mask
+            # the new queries are the last T of start + T positions (bottom-right alignment);
+            # one new query (a cached decoding step) may see every key: nothing to hide
+            is_causal = T > 1
         all_weights = []
         for i, layer in enumerate(self.decoder_layers):
             x, weights = layer(x, memory, self_mask, src_mask,
-                               caches[i] if caches is not None else None, need_weights)
+                               caches[i] if caches is not None else None, need_weights,
+                               is_causal=is_causal, cache_position=cache_position)
             all_weights.append(weights)
         logits = self.generator(self.decoder_norm(x))
         return (logits, all_weights) if need_weights else logits
+
+    def _embed_at(self, tgt: torch.Tensor, cache_position: torch.Tensor) -> torch.Tensor:
+        """Target ids ``[B, T]`` at the positions ``cache_position`` ``[T]`` -> ``[B, T, D]``."""
+        x = self.tgt_embed(tgt) * math.sqrt(self.d_model) + self.positions[cache_position]
+        return self.dropout(x)
+
+    def _check_cache_position(self, cache_position, caches, T) -> None:
+        if caches is None or not all(isinstance(c, StaticKVCache) and c.filled for c, _ in caches):
+            raise ValueError("cache_position needs the StaticKVCache caches of new_caches(max_len), "
+                             "filled by a first decoding step")
+        if tuple(cache_position.shape) != (T,):
+            raise ValueError(f"cache_position must be [T] = [{T}], one slot per new token; got "
+                             f"shape {list(cache_position.shape)}")
+        if caches[0][0].max_len > self.max_len:
+            raise ValueError(f"the caches hold {caches[0][0].max_len} positions but this "
+                             f"Transformer has positions for max_len={self.max_len}")
 
     def forward(self, src, tgt, src_mask=None, tgt_mask=None):
         """Teacher forcing: ``src`` ``[B, S]``, ``tgt`` ``[B, T]`` -> logits ``[B, T, V]``.
