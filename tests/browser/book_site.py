@@ -68,8 +68,10 @@ def zh_pages_with_text(text: str) -> list[str]:
     return found
 
 
-def zh_search(driver, site_url: str, query: str) -> set[str]:
-    """The pages the Chinese edition's search page lists for `query` (waits up to 30 s)."""
+def zh_search_ranked(driver, site_url: str, query: str) -> list[str]:
+    """The pages the Chinese edition's search page lists for `query`, best first, each once
+    (a page can be listed more than once: as a whole and by its sections). Waits until the
+    search has finished (its summary is written last), up to 30 s."""
     driver.get(site_url + "zh/search.html?q=" + quote(query))
     end = time.monotonic() + 30
     links: list[str] = []
@@ -82,4 +84,10 @@ def zh_search(driver, site_url: str, query: str) -> set[str]:
         if state["summary"] and links:
             break
         time.sleep(0.2)
-    return {urlsplit(href).path.lstrip("/") for href in links}
+    pages = [urlsplit(href).path.lstrip("/") for href in links]
+    return list(dict.fromkeys(pages))
+
+
+def zh_search(driver, site_url: str, query: str) -> set[str]:
+    """The pages the Chinese edition's search page lists for `query` (waits up to 30 s)."""
+    return set(zh_search_ranked(driver, site_url, query))

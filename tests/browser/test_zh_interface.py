@@ -5,6 +5,8 @@
 * No string of the theme is left in English on any Chinese page (THEME_STRINGS: what the
   themes write in the page's chrome, in attributes such as titles and placeholders, and the
   heading links inside the article); they come from locales/zh_CN/ (_ext/zh_interface.py).
+  Nor a prompt of myst-nb's hidden cells ("Show code cell source") or of sphinx-togglebutton
+  (issue 32), inside the article too.
 * Search finds compounds: the index is segmented by jieba at build time, and the query is
   segmented in the browser against the index's own words (_ext/zh_static/zh_search.js), so
   因果掩码, 自注意力, 束搜索, 多头注意力 and 层归一化 each find the pages that use them.
@@ -18,7 +20,7 @@ import time
 
 import pytest
 
-from book_site import SHOTS, site_pages, zh_pages_with_text, zh_search
+from book_site import SHOTS, SITE, site_pages, zh_pages_with_text, zh_search
 
 pytestmark = pytest.mark.browser
 
@@ -34,6 +36,8 @@ THEME_STRINGS = [
     "Fullscreen mode", "Repository", "Source repositories", "Open issue", "On this page", "Contents",
     "Home", "Site navigation", "Section Navigation", "Main", "Page", "previous page", "next page",
     "By The MHA Course authors", "MIT licence",
+    # issue 32: the glossary's term links; myst-nb's hidden cells (aria-label)
+    "Link to this term", "Toggle hidden content",
 ]
 
 
@@ -55,6 +59,30 @@ def test_no_english_theme_string_on_a_chinese_page(visitor, page):
     chrome = visitor.visit(page).chrome  # conftest._CHROME_JS, on the page's one visit
     left = _english_left(chrome["visible"]) + _english_left(chrome["attributes"])
     assert not left, f"{page}: theme strings still in English:\n" + "\n".join(sorted(set(left)))
+
+
+def _notebook_interface_strings() -> list[str]:
+    """What myst-nb writes on a hidden cell (tags hide-input, hide-output, hide-cell), from its own
+    defaults, and sphinx-togglebutton's hints (written into every page's head)."""
+    from myst_nb.core.config import NbParserConfig
+
+    config = NbParserConfig()
+    prompts = [prompt.replace("{type}", kind) for prompt in (config.code_prompt_show, config.code_prompt_hide)
+               for kind in ("source", "output", "outputs", "content")]
+    return prompts + ["Toggle hidden content", "Click to show", "Click to hide"]
+
+
+NOTEBOOK_STRINGS = _notebook_interface_strings()
+
+
+@pytest.mark.parametrize("page", ZH_PAGES)
+def test_no_english_notebook_prompt_on_a_chinese_page(page):
+    """Issue 32: "Show code cell source" / "Hide code cell source" (inside the article, so not
+    in the chrome that the test above reads) were English on 6 Chinese pages. Read from the
+    written page: the "hide" prompt is not shown until the cell is opened."""
+    html = (SITE / page).read_text(encoding="utf-8")
+    left = [english for english in NOTEBOOK_STRINGS if english in html]
+    assert not left, f"{page}: notebook interface strings still in English: {left}"
 
 
 _HAN_SHARE_JS = r"""
