@@ -4,13 +4,14 @@ Every chapter and exercise notebook starts with a code cell that installs ``mha`
 (tests/test_colab_setup.py keeps it there). A reader of the book does not run it, and on a
 phone it filled the first screen of every page. Tagging 26 notebooks ``remove-cell`` by hand
 would be one more thing each new notebook can forget; this removes, in one place, every code
-cell whose source starts with SETUP_HEADER from the page. The notebook, its download and its
-Colab/Binder links are unchanged. tests/browser/test_site.py checks the cell is on no page.
+cell whose source starts with one of SETUP_HEADER's first lines (English, or the Chinese exercises'
+translated one) from the page. The notebook, its download and its Colab/Binder links are unchanged.
+tests/browser/test_site.py checks the cell is on no page.
 """
 
 from docutils import nodes
 
-SETUP_HEADER = "# Setup: on Google Colab"
+SETUP_HEADER = ("# Setup: on Google Colab", "# 准备：在 Google Colab")
 
 
 def _source(cell: nodes.Element) -> str:

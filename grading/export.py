@@ -165,7 +165,8 @@ def grade_one(notebook: Path, exercise: str) -> dict:
 
 
 def case_lines(info: dict) -> list[str]:
-    """Each test of a question: public failures with their message, hidden ones pass/fail."""
+    """Each test of a question: public failures with their message, hidden ones pass/fail, and
+    the notes of passed tests (what a check left to the grade, the capstone's loss and CPU time)."""
     lines, counts = [], {True: 0, False: 0}
     if info.get("error"):
         lines.append(info["error"])
@@ -174,7 +175,7 @@ def case_lines(info: dict) -> list[str]:
         kind = "hidden" if case["hidden"] else "public"
         verdict = "passed" if case["passed"] else "failed"
         lines.append(f"{kind} test {counts[case['hidden']]}: {verdict}")
-        if not case["passed"] and not case["hidden"]:
+        if case.get("message") and (case["passed"] or not case["hidden"]):
             lines += ["    " + m for m in case["message"][:4000].splitlines()]
     return lines
 

@@ -301,7 +301,9 @@ def write_feedback(student: str, subs: list[Submission], exercises: dict, path: 
                 kind = say["hidden"] if case["hidden"] else say["public"]
                 verdict = say["passed"] if case["passed"] else say["failed"]
                 lines.append(f"- {kind} {counts[case['hidden']]}: {verdict}")
-                if not case["passed"] and not (case["hidden"] and hide_hidden):
+                # a failed case's feedback; a passed case's notes (what it left to the
+                # instructor, what it measured: the capstone's held-out loss and CPU time)
+                if case.get("message") and not (case["hidden"] and hide_hidden):
                     message = case["message"][:4000]
                     lines += ["", "  ```", *[f"  {m}" for m in message.splitlines()], "  ```", ""]
             lines.append("")

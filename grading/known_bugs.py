@@ -23,6 +23,10 @@ BUGS = {
             ('/ math.sqrt(d_k)',
              '/ d_k'),
         ], 'mistake:divided_by_d_k'),
+        ('q1', "hard-codes the running example's sqrt(8)", [
+            ('/ math.sqrt(d_k)',
+             '/ math.sqrt(8)'),
+        ], 'mistake:fixed_scale'),
         ('q1', 'k @ q^T: rows and columns swapped', [
             ('return q @ k.transpose(-2, -1) / math.sqrt(d_k)',
              'return k @ q.transpose(-2, -1) / math.sqrt(d_k)'),
@@ -39,6 +43,10 @@ BUGS = {
             ('shifted = scores - scores.amax(dim=-1, keepdim=True)',
              'shifted = scores'),
         ], 'mistake:overflow'),
+        ('q2', 'subtracts the maximum of the whole tensor', [
+            ('shifted = scores - scores.amax(dim=-1, keepdim=True)',
+             'shifted = scores - scores.max()'),
+        ], 'mistake:global_max'),
         ('q2', 'forgets to normalise', [
             ('return exps / exps.sum(dim=-1, keepdim=True)',
              'return exps'),
@@ -75,6 +83,12 @@ BUGS = {
             ('q, k, v = q.float(), k.float(), v.float()  # float32: room for the large dot products',
              'pass'),
         ], 'mistake:overflow16'),
+        ('q5', 'scales q and k by d**0.25 first, then computes in float16', [
+            ('q, k, v = q.float(), k.float(), v.float()  # float32: room for the large dot products',
+             'q, k = q / q.shape[-1] ** 0.25, k / k.shape[-1] ** 0.25'),
+            ('/ math.sqrt(q.shape[-1]), dim=-1)',
+             ', dim=-1)'),
+        ], 'mistake:prescaled'),
         ('q5', 'returns float32', [
             ('return (weights @ v).half()',
              'return weights @ v'),
@@ -171,6 +185,10 @@ BUGS = {
             ('math.sqrt(q.shape[-1])',
              'math.sqrt(v.shape[-1])'),
         ], 'not d_v'),
+        ('q6', 'scales by sqrt(D / H), as for square projections', [
+            ('math.sqrt(q.shape[-1])',
+             'math.sqrt(x.shape[-1] / num_heads)'),
+        ], 'mistake:d_model_over_heads'),
         ('q6', 'splits the values with d_k', [
             ('v = split_heads(x @ W_v, num_heads)                # [B, H, L, d_v]',
              'v = (x @ W_v).view(x.shape[0], x.shape[1], num_heads, q.shape[-1]).transpose(1, 2)'),
@@ -195,6 +213,10 @@ BUGS = {
             ('heads = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(d), dim=-1) @ v',
              'heads = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(d), dim=-2) @ v'),
         ], 'mistake:softmax_axis'),
+        ('q7', 'W_o transposed: the heads meet its columns', [
+            ('rows = W_o.reshape(H, d, D)',
+             'rows = W_o.T.reshape(H, d, D)'),
+        ], 'mistake:w_o_transposed'),
         ('q7', 'the output shared equally among the heads', [
             ('return heads @ rows',
              'return (heads.transpose(1, 2).reshape(x.shape) @ W_o)[:, None].expand(-1, H, -1, -1) / H'),
@@ -306,6 +328,12 @@ BUGS = {
             ('k = split_heads(self.k_proj(memory), self.num_heads)',
              'k = self.k_proj(memory).view(B, L, self.num_heads, self.head_dim).transpose(1, 2)'),
         ]),
+        ('q2', 'keys and values from x (self-attention), as in question 1', [
+            ('k = split_heads(self.k_proj(memory), self.num_heads)',
+             'k = split_heads(self.k_proj(x), self.num_heads)'),
+            ('v = split_heads(self.v_proj(memory), self.num_heads)',
+             'v = split_heads(self.v_proj(x), self.num_heads)'),
+        ], 'mistake:keys_from_x'),
         ('q2', 'ignores the memory mask', [
             ('            scores = scores.masked_fill(~memory_mask, float("-inf"))\n        weights',
              '            pass\n        weights'),
@@ -318,6 +346,10 @@ BUGS = {
             ('return weights.argmax(dim=-1)',
              'return weights.argmax(dim=-2)'),
         ]),
+        ('q4', 'scales each step by sqrt(D), the model width', [
+            ('scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])     # [B, H, 1, S]',
+             'scores = q @ k.transpose(-2, -1) / math.sqrt(x_t.shape[-1])     # [B, H, 1, S]'),
+        ], 'mistake:d_model_scale'),
         ('q4', 'ignores the memory mask at each step', [
             ('        scores = scores.masked_fill(~memory_mask, float("-inf"))\n    return merge_heads(',
              '        pass\n    return merge_heads('),
@@ -372,6 +404,22 @@ BUGS = {
             ('return x + sublayer(norm(x))',
              'return norm(x + sublayer(x))'),
         ]),
+        ('q4', "the chapter's self_attn(x)[0]: batch element 0", [
+            ('h = post_ln(x, lambda t: self_attn(t, mask), norm1)',
+             'h = post_ln(x, lambda t: self_attn(t, mask)[0], norm1)'),
+        ], 'mistake:first_sequence'),
+        ('q5', 'sin and cos concatenated, not interleaved', [
+            ('    pe = torch.zeros(L, d)\n    pe[:, 0::2] = torch.sin(angle)\n    pe[:, 1::2] = torch.cos(angle)\n',
+             '    pe = torch.cat([torch.sin(angle), torch.cos(angle)], dim=-1)\n'),
+        ], 'mistake:concatenated'),
+        ('q5', 'the exponent 2 * (2i) / d', [
+            ('angle = position / 10000 ** (two_i / d)',
+             'angle = position / 10000 ** (2 * two_i / d)'),
+        ], 'mistake:exponent_doubled'),
+        ('q6', 'a running count of the real tokens, not minus 1', [
+            ('positions = (mask.long().cumsum(dim=1) - 1).clamp(min=0)   # [B, L]: 0 at the first real token',
+             'positions = mask.long().cumsum(dim=1)'),
+        ], 'mistake:off_by_one'),
         ('q4', 'second residual adds x instead of h', [
             ('return post_ln(h, ffn, norm2)',
              'return norm2(x + ffn(h))'),
@@ -433,7 +481,7 @@ BUGS = {
         ], 'uses `mha.EncoderLayer`'),
         ('q6', 'takes the left-padded positions from mha.GPT', [
             ('positions = (mask.long().cumsum(dim=1) - 1).clamp(min=0)   # [B, L]: 0 at the first real token',
-             'positions = mha.GPT._positions(0, L, mask, None)'),
+             'positions = mha.GPT._positions(torch.arange(L), mask)'),
         ], 'uses `mha.gpt` (your code called'),
     ],
     'ex06_norms': [
@@ -688,6 +736,10 @@ BUGS = {
             ('assert torch.allclose(weights.sum(dim=-1), torch.ones(2, 3), atol=1e-6), "each query\'s weights must sum to 1"',
              'assert weights.shape[-1] == 5'),
         ], 'passes on an attention whose softmax runs over the queries'),
+        ('q3', 'a test that asserts the sums over the wrong axis, with allclose', [
+            ('assert torch.allclose(weights.sum(dim=-1), torch.ones(2, 3), atol=1e-6), "each query\'s weights must sum to 1"',
+             'assert torch.allclose(weights.sum(dim=-2), torch.ones(2, 5), atol=1e-6), "each key\'s weights must sum to 1"'),
+        ], 'which axis sums to 1'),
         ('q4', 'a test that only checks the blocked keys of a mask blocking nothing', [
             ('mask = torch.ones(4, 4, dtype=torch.bool).tril()  # True = may attend',
              'mask = torch.ones(4, 4, dtype=torch.bool)  # True = may attend'),
@@ -758,6 +810,18 @@ BUGS = {
         ], 'mistake:inverted_mask'),
     ],
     'ex10_efficient_attention': [
+        ('q2', 'rescales l but not acc when the maximum grows', [
+            ('acc = acc * correction[..., None] + p @ v_block',
+             'acc = acc + p @ v_block'),
+        ], 'mistake:acc_not_rescaled'),
+        ('q4', 'the naive exp of the raw logits (no maximum subtracted)', [
+            ('block_sum = torch.exp(block - new_m[:, None]).sum(dim=-1)',
+             'block_sum = torch.exp(block).sum(dim=-1)'),
+            ('l = block_sum if m is None else l * torch.exp(m - new_m) + block_sum',
+             'l = block_sum if m is None else l + block_sum'),
+            ('return m + torch.log(l) - picked',
+             'return torch.log(l) - picked'),
+        ], 'mistake:overflow'),
         ('q1', 'does not rescale l when the maximum grows', [
             ('l = block_sum if l is None else l * torch.exp(m - new_m) + block_sum',
              'l = block_sum if l is None else l + block_sum'),
@@ -810,6 +874,10 @@ BUGS = {
         ], 'disagrees with the measurement'),
     ],
     'ex13_positions': [
+        ('q1', 'theta = base^(-i/d), i the pair index', [
+            ('theta = base ** (-torch.arange(0, d, 2, dtype=torch.float32) / d)   # [d/2]',
+             'theta = base ** (-torch.arange(d // 2, dtype=torch.float32) / d)'),
+        ], 'mistake:exponent_i'),
         ('q1', 'interleaved pairs instead of halves', [
             ('x1, x2 = x[..., : d // 2], x[..., d // 2:]\n    return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)',
              'x1, x2 = x[..., 0::2], x[..., 1::2]\n    return torch.stack([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1).flatten(-2)'),
@@ -867,7 +935,7 @@ BUGS = {
         # issue 21 item 10: a wrapper of the course's own reference is refused by what it calls
         ('q3', 'takes the left-padded positions from mha.GPT', [
             ('positions = (mask.long().cumsum(dim=1) - 1).clamp(min=0)      # [B, L]',
-             'positions = mha.GPT._positions(0, x.shape[2], mask, None)'),
+             'positions = mha.GPT._positions(torch.arange(x.shape[2]), mask)'),
         ], 'uses `mha.gpt` (your code called'),
     ],
     'ex14_modern_block': [
@@ -976,6 +1044,16 @@ BUGS = {
             ('return new_sums, index // V, index % V',
              'return new_sums, index % V, index // V'),
         ], 'packs the parent beam k and the token t'),
+        ('q1', 'the packing undone as t * K + k', [
+            ('return new_sums, index // V, index % V',
+             'return new_sums, index % K, index // K'),
+        ], 'mistake:packed_by_k'),
+        ('q2', 'starts from K identical empty hypotheses', [
+            ('prefixes = torch.zeros(1, 0, dtype=torch.long)         # [K, t]: one empty hypothesis',
+             'prefixes = torch.zeros(beam_size, 0, dtype=torch.long)'),
+            ('sums = torch.zeros(1, 1)                               # [1, K]',
+             'sums = torch.zeros(1, beam_size)'),
+        ], 'mistake:identical_start'),
         ('q2', 'does not reorder the prefixes by parent', [
             ('prefixes = torch.cat([prefixes[parents[0]], tokens[0][:, None]], dim=1)',
              'prefixes = torch.cat([prefixes[:len(tokens[0])] if prefixes.shape[0] >= len(tokens[0]) else prefixes[parents[0]], tokens[0][:, None]], dim=1)'),
@@ -992,6 +1070,10 @@ BUGS = {
             ('    log_probs = torch.where(finished[..., None], carry, log_probs)\n',
              ''),
         ], 'mistake:extends_finished'),
+        ('q5', 'carries a finished hypothesis over and also extends it', [
+            ('carry = torch.full_like(log_probs, float("-inf"))            # [B, K, V]',
+             'carry = log_probs.clone()'),
+        ], 'mistake:also_extended'),
         ('q5', 'drops the finished hypotheses', [
             ('carry[..., eos_id] = 0.0                                      # eos again, for free',
              'pass'),
@@ -1002,6 +1084,20 @@ BUGS = {
         ], 'mistake:pays_eos_again'),
     ],
     'ex15_capstone': [
+        ('q1', 'heads split by a view straight to [B, H, T, d_k]', [
+            ('q = self.q_proj(x).view(B, T, H, d_k).transpose(1, 2)      # [B, H, T, d_k]',
+             'q = self.q_proj(x).view(B, H, T, d_k)'),
+            ('k = self.k_proj(x).view(B, T, H, d_k).transpose(1, 2)      # [B, H, T, d_k]',
+             'k = self.k_proj(x).view(B, H, T, d_k)'),
+            ('v = self.v_proj(x).view(B, T, H, d_k).transpose(1, 2)      # [B, H, T, d_k]',
+             'v = self.v_proj(x).view(B, H, T, d_k)'),
+        ], 'mistake:heads_by_view'),
+        ('q5', 'the shift reversed: each position predicts the token before it', [
+            ('logits = model(batch[:, :-1])                                    # [B, 64, V]',
+             'logits = model(batch[:, 1:])'),
+            ('batch[:, 1:].flatten())',
+             'batch[:, :-1].flatten())'),
+        ], 'mistake:reversed_shift'),
         # The first entry is graded through the instructor command by the slow tests: a training
         # bug, which must cost q5 (the grader's own training run) and nothing else.
         ('q5', 'targets not shifted: each position predicts its own token', [

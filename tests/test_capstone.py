@@ -201,6 +201,25 @@ def test_the_budget_is_cpu_time_of_the_training_process_not_wall_time():
     assert result["seconds"] > 0.3 > result["cpu_seconds"]
 
 
+def test_the_run_trains_on_one_thread_as_the_grader_does_and_restores_the_threads():
+    # The grader's sandbox trains with OMP_NUM_THREADS=1; a notebook's run with PyTorch's default
+    # (a thread per core) spent several times the CPU time on a busy machine (issue 32).
+    seen = []
+
+    def counts_threads(model, optimizer, batch):
+        seen.append(torch.get_num_threads())
+        return train_step(model, optimizer, batch)
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        run(step=counts_threads, steps=3)
+        assert seen == [1, 1, 1]
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(threads)
+
+
 def test_the_graded_run_relabels_the_tokens_so_training_elsewhere_does_not_pay():
     # The cheat trains on the held-out text itself (which the sandbox can read) with the
     # real token ids, ignoring the grader's batches.

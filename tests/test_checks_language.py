@@ -286,9 +286,9 @@ def test_a_known_mistake_gets_its_hint_in_chinese_with_the_numbers_kept():
     hints = catalogued("ex01", "q1", floor_scale=wrong)  # the catalogue's hint, translated by the checks
     with checks.messages_in("zh"):
         text = _message(checks.check_tensor, wrong, SCORES / 2,
-                        "attention_scores(q, k) with batch axes [2, 3], L = 4, S = 5", hints)
+                        "attention_scores(q, k) with batch axes [2, 3], L = 4, S = 5, d_k = 6", hints)
     assert text == (
-        "attention_scores(q, k)，批量轴为 [2, 3]，L = 4，S = 5：4 个位置中有 2 个数值错误。"
+        "attention_scores(q, k)，批量轴为 [2, 3]，L = 4，S = 5，d_k = 6：4 个位置中有 2 个数值错误。"
         "最大误差 0.5000，在下标 [0, 0]：应为 0.5000，得到 0.0000。\n"
         "  提示：你的分数都是整数：`//` 是向下取整除法，会把每个分数向下取整。请检查你做除法用的运算符。")
 
@@ -324,7 +324,7 @@ def test_a_text_built_from_two_pieces_is_translated_piece_by_piece():
 
 
 def test_a_field_never_cuts_a_number_in_two():
-    text = ("the graded training run (66 s) reached a held-out loss of 19.740 nats per token "
+    text = ("the graded training run (66 s of CPU time) reached a held-out loss of 19.740 nats per token "
             "(measured by the grader on mha.GPT with your trained weights); the target is below 3.75."
             "\n  Hint: the loss became nan: a learning rate too large for this model? Clip the "
             "gradients (torch.nn.utils.clip_grad_norm_).")

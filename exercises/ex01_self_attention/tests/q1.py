@@ -18,7 +18,8 @@ def test_scores(attention_scores):
     raw = q @ k.T
     found = hints('ex01', 'q1', floor_scale=raw // math.sqrt(8), no_scale=raw, divided_by_d_k=raw / 8, swapped=raw.T / math.sqrt(8))
     check_tensor(got, raw / math.sqrt(8), 'attention_scores(q, k) on the running example', found)
-    q, k = (randn(2, 3, 4, 8, seed=1), randn(2, 3, 5, 8, seed=2))
+    q, k = (randn(2, 3, 4, 6, seed=1), randn(2, 3, 5, 6, seed=2))
     got = call(attention_scores, 'attention_scores', q=q, k=k, error_hints=hints('ex01', 'q1', batch_transpose='size'))
-    check_tensor(got, q @ k.transpose(-2, -1) / math.sqrt(8), 'attention_scores(q, k) with batch axes [2, 3], L = 4, S = 5')
+    raw = q @ k.transpose(-2, -1)
+    check_tensor(got, raw / math.sqrt(6), 'attention_scores(q, k) with batch axes [2, 3], L = 4, S = 5, d_k = 6', hints('ex01', 'q1', fixed_scale=raw / math.sqrt(8)))
 

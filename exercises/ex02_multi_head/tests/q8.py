@@ -10,7 +10,7 @@ all_or_nothing = True
 def test_silenced_queries(weights_with_silenced_queries, prediction, env):
     import torch
     import mha
-    from mha.course.checks import CheckFailed, call, check_tensor, randn, reference
+    from mha.course.checks import CheckFailed, call, check_tensor, note, randn, reference
     from mha.course.mistakes import hints
     split = lambda t, H: t.view(t.shape[0], t.shape[1], H, t.shape[2] // H).transpose(1, 2)
     for B, L, D, H, head in ((2, 5, 12, 3, 1), (1, 4, 8, 2, 0)):
@@ -28,4 +28,5 @@ def test_silenced_queries(weights_with_silenced_queries, prediction, env):
         check_tensor(got, expected, f'weights_with_silenced_queries(x [{B}, {L}, {D}], W_q, W_k, num_heads={H}, head={head}) against mha.MultiHeadAttention with those query columns zeroed', found)
     if not isinstance(prediction, dict) or prediction.get('this_head') not in ('a', 'b', 'c', 'd') or prediction.get('other_heads') not in ('a', 'b'):
         raise CheckFailed('prediction must map "this_head" to "a", "b", "c" or "d" and "other_heads" to "a" or "b" (the grade compares them with the measurement).')
+    note('your prediction is not checked here: its format is accepted, and whether it is right is graded by your instructor (a hidden test compares it with the measurement).')
 

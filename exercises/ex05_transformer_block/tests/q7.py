@@ -9,7 +9,7 @@ all_or_nothing = True
 @test_case(points=None, hidden=False)
 def test_band_mask_and_reach(band_mask, reach, prediction):
     import torch
-    from mha.course.checks import CheckFailed, call, check_tensor, randn
+    from mha.course.checks import CheckFailed, call, check_tensor, note, randn
     from mha.course.mistakes import hints
     i = torch.arange(7)
     distance = (i[:, None] - i[None, :]).abs()
@@ -25,4 +25,5 @@ def test_band_mask_and_reach(band_mask, reach, prediction):
     check_tensor(call(reach, 'reach', model=shrink, x=x, position=4), torch.zeros(2, 6, dtype=torch.bool), "reach for a model that subtracts each token's mean (the change is invisible to it)")
     if not isinstance(prediction, dict) or set(prediction) != {1, 3} or (not all((isinstance(n, int) and (not isinstance(n, bool)) for n in prediction.values()))):
         raise CheckFailed('prediction must map 1 and 3 to whole numbers of outputs (the grade compares them with the measurement).')
+    note('your prediction is not checked here: its format is accepted, and whether it is right is graded by your instructor (a hidden test compares it with the measurement).')
 

@@ -79,7 +79,8 @@ def test_training_setup(make_model, make_optimizer, train_step, env):
     deltas = [{k: after[k] - before[k] for k in before} for before, after in zip(states, states[1:])]
     first = gradient(states[0], batches[0], *next_token)
     own_token = [gradient(states[0], batches[0], part, part) for part in next_token]
-    found = catalogued('ex15', 'q5', unshifted_targets=lambda _: any((follows(deltas[0], g) for g in own_token)))
+    reversed_shift = gradient(states[0], batches[0], slice(1, None), slice(None, -1))
+    found = catalogued('ex15', 'q5', unshifted_targets=lambda _: any((follows(deltas[0], g) for g in own_token)), reversed_shift=lambda _: follows(deltas[0], reversed_shift))
     check_equal(follows(deltas[0], first), True, 'whether one step of train_step (with plain SGD, lr = 0.05, on a batch [2, 65]) moves the weights against the gradient of the next-token loss', found)
     second = gradient(states[1], batches[1], *next_token)
     both = {name: first[name] + second[name] for name in second}

@@ -10,7 +10,7 @@ all_or_nothing = True
 def test_ablated_induction_scores(ablated_induction_scores, prediction, env):
     import torch
     from mha.course import induction
-    from mha.course.checks import CheckFailed, call, check_tensor, reference
+    from mha.course.checks import CheckFailed, call, check_tensor, note, reference
     from mha.course.mistakes import hints as catalogued
     if prediction is None:
         raise CheckFailed('prediction is None: set it to the letter of your choice, e.g. prediction = "a" (the hidden test checks it against the measurement).')
@@ -27,4 +27,5 @@ def test_ablated_induction_scores(ablated_induction_scores, prediction, env):
         with reference(env, induction_scores=induction.induction_score):
             got = call(ablated_induction_scores, 'ablated_induction_scores', model=model, batch=batch, heads=heads)
         check_tensor(got, scores(heads), f'ablated_induction_scores(model, batch of 32, heads={heads}) on the given model', catalogued('ex16', 'q4', weights_not_recomputed=scores([])), atol=0.0001)
+    note('your prediction is not checked here: its format is accepted, and whether it is right is graded by your instructor (a hidden test compares it with the measurement).')
 

@@ -32,14 +32,14 @@ from mha.course.checks.language import (  # noqa: E402
     CATALOG, LANGUAGES, check_output_in, current_language, fixed_texts, is_code, messages_in,
     notebook_language, translate, translate_feedback, untranslated)
 from mha.course.checks.running import (  # noqa: E402
-    ALIASES, Notebook, banning, call, check_raises, check_test_catches, forbid, notebook_defines,
+    ALIASES, Notebook, banning, call, check_raises, check_test_catches, forbid, note, notebook_defines,
     recording, reference, run_test_file, time_limit)
 
 __all__ = [
     "ALIASES", "CATALOG", "LANGUAGES", "TIME_LIMIT", "CaseResult", "CheckFailed", "CheckResult",
     "Notebook", "banning", "call", "check_equal", "check_output_in", "check_pair", "check_raises",
     "check_tensor", "check_test_catches", "check_tuple", "current_language", "describe",
-    "failure_message", "fixed_texts", "forbid", "is_code", "messages_in", "notebook_defines",
+    "failure_message", "fixed_texts", "forbid", "is_code", "messages_in", "note", "notebook_defines",
     "notebook_language", "randn", "random_sizes", "recording", "reference", "run_test_file", "running_example",
     "shape_str", "time_limit", "translate", "translate_feedback", "untranslated",
 ]

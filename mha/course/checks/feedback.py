@@ -221,7 +221,9 @@ def check_equal(got, expected, what: str, hints=()) -> None:
 @dataclass
 class CaseResult:
     """One test case of a question: its name, whether it is hidden, passed, the feedback, and
-    the kind of error that failed it (``CheckFailed`` when a check caught the mistake)."""
+    the kind of error that failed it (``CheckFailed`` when a check caught the mistake). A
+    passed case's ``message`` is its notes (``note``: what it did not check, what it measured),
+    usually empty."""
     name: str
     hidden: bool
     passed: bool
@@ -250,7 +252,10 @@ def failure_message(exc: BaseException) -> str:
 
 
 class CheckResult:
-    """What a check cell shows: every failed test case's feedback, or that all passed."""
+    """What a check cell shows: every failed test case's feedback, or that all passed. A
+    question whose checks leave something to the grade (a prediction, a multiple choice) or
+    report a measurement passes with its notes: "The checks passed. Note:", never "All test
+    cases passed!" about something no check here looked at."""
 
     def __init__(self, question: str, results: list[CaseResult], language: str = "en"):
         self.question, self.results, self.language = question, results, _check_language(language)
@@ -265,10 +270,20 @@ class CheckResult:
     def _failures(self) -> list[CaseResult]:
         return [r for r in self.results if not r.passed]
 
+    def _notes(self) -> list[str]:
+        return [r.message for r in self.results if r.passed and r.message]
+
     def __repr__(self) -> str:
-        if self.passed:
+        if self.passed and not self._notes():
             return self._text(f"{self.question} results: All test cases passed!",
                               f"{self.question} 结果：所有测试用例均已通过！")
+        if self.passed:
+            lines = [self._text(f"{self.question} results: The checks passed. Note:",
+                                f"{self.question} 结果：检查已通过。请注意：")]
+            for note in self._notes():
+                lines += ["    ⓘ " + line if i == 0 else "      " + line
+                          for i, line in enumerate(note.splitlines())]
+            return "\n".join(lines)
         lines = [self._text(f"{self.question} results:", f"{self.question} 结果：")]
         for r in self._failures():
             lines.append(self._text("    ❌ Test case failed", "    ❌ 测试用例未通过"))
@@ -278,10 +293,14 @@ class CheckResult:
     def _repr_html_(self) -> str:
         # Dark green and dark red: readable on white and grey (WCAG AA contrast >= 4.5).
         question = html.escape(self.question)
-        if self.passed:
+        if self.passed and not self._notes():
             return (f"<p><strong style='color: #0b5d1e;'>" + self._text(
                 f"{question} results: All test cases passed!", f"{question} 结果：所有测试用例均已通过！")
                 + "</strong></p>")
+        if self.passed:
+            return (f"<p><strong style='color: #0b5d1e;'>" + self._text(
+                f"{question} results: The checks passed. Note:", f"{question} 结果：检查已通过。请注意：")
+                + "</strong></p>" + "".join(f"<pre>ⓘ {html.escape(note)}</pre>" for note in self._notes()))
         parts = [f"<p><strong style='color: #a50e0e;'>"
                  + self._text(f"{question} results:", f"{question} 结果：") + "</strong></p>"]
         failed = self._text("❌ Test case failed", "❌ 测试用例未通过")

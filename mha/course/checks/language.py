@@ -257,6 +257,7 @@ def notebook_language(nb) -> str:
 # ----------------------------------------------------------------------------- stored outputs
 
 _FAILED = "    ❌ Test case failed"
+_NOTE, _NOTE_MORE = "    ⓘ ", "      "  # a passed check's note (CheckResult), its first line and the others
 
 
 def _parse_check_result(text: str):
@@ -264,7 +265,18 @@ def _parse_check_result(text: str):
     from mha.course.checks.feedback import CaseResult, CheckResult  # (feedback needs this module)
 
     first, *lines = text.split("\n")
-    match = re.fullmatch(r"(\S+) results:( All test cases passed!)?", first)
+    match = re.fullmatch(r"(\S+) results:( All test cases passed!| The checks passed\. Note:)?", first)
+    if match and match.group(2) == " The checks passed. Note:" and lines and lines[0].startswith(_NOTE):
+        notes = []
+        for line in lines:
+            if line.startswith(_NOTE):
+                notes.append([line[len(_NOTE):]])
+            elif line.startswith(_NOTE_MORE):
+                notes[-1].append(line[len(_NOTE_MORE):])
+            else:
+                raise ValueError(f"not the output of a check: {line!r} in {text[:200]!r}")
+        return CheckResult(match.group(1), [CaseResult(f"case {i}", False, True, "\n".join(n))
+                                            for i, n in enumerate(notes, 1)], "en")
     if not match or (match.group(2) and lines) or (not match.group(2) and (not lines or lines[0] != _FAILED)):
         raise ValueError(f"not the output of a check: {text[:200]!r}")
     messages = []

@@ -238,10 +238,13 @@ def check_test_catches(test_fn, name: str, correct, buggy) -> None:
             raise CheckFailed(_say(
                 f"{name}(attention) fails on a correct attention ({label}): {errors[0]}",
                 f"{name}(attention) 在一个正确的注意力实现（{label}）上失败了：{errors[0]}") + _hint(_say(
-                    "a test must pass on correct code; compare with a trusted reference, with "
-                    "tolerances for rounding (torch.allclose).",
-                    "测试在正确的代码上必须通过；请与可信的参考实现比较，并为舍入误差留出容差"
-                    "（torch.allclose）。")))
+                    "a test must pass on correct code, and this one does not: run it on a correct "
+                    "attention (mha.scaled_dot_product_attention) and check that what it asserts is "
+                    "true there: the property itself (which axis sums to 1, which entries are 0, "
+                    "which shape), and a tolerance for rounding wherever it compares floats.",
+                    "测试在正确的代码上必须通过，而这个测试没有通过：请在一个正确的注意力实现"
+                    "（mha.scaled_dot_product_attention）上运行它，检查它断言的内容在那里是否成立："
+                    "性质本身（哪个轴的和为 1、哪些元素为 0、形状是什么），以及比较浮点数时是否为舍入误差留了容差。")))
     for number, (label, _, is_correct) in enumerate(candidates):
         if not is_correct and verdicts[number][0] is None:
             raise CheckFailed(_say(
@@ -543,6 +546,20 @@ def banning():
 
 
 
+# The notes of the test case that is running (``note``); None outside a test file's run.
+_notes: contextvars.ContextVar = contextvars.ContextVar("mha_check_notes", default=None)
+
+
+def note(text: str) -> None:
+    """Add ``text`` (a test file's English, translated like its other texts) to what the check
+    shows when the case passes: what the case did not check (a prediction that only the grade
+    compares with the answer) or what it measured (the capstone's held-out loss). A check that
+    passes with notes says "The checks passed. Note: ...", not "All test cases passed!"."""
+    notes = _notes.get()
+    if notes is not None:
+        notes.append(translate(text))
+
+
 def run_test_file(path, env: dict, language: str | None = None):
     """Run every test case of the otter test file ``path`` against the notebook namespace ``env``.
 
@@ -562,12 +579,16 @@ def _run_test_file(path, env: dict):
     test = create_test_file(str(path), NBMetadataConfig())
     test.test_case_results, results = [], []
     for case in test.test_cases:
+        notes = []
+        token = _notes.set(notes)
         try:
             with banning():
                 case.body.call_func(env)
-            passed, message, error = True, "", ""
+            passed, message, error = True, "\n".join(notes), ""
         except Exception as exc:
             passed, message, error = False, failure_message(exc), type(exc).__name__
+        finally:
+            _notes.reset(token)
         test.test_case_results.append(TestCaseResult(test_case=case, message=message, passed=passed))
         results.append(CaseResult(case.body.test_func.__name__, bool(case.hidden), passed, message,
                                   error))

@@ -25,6 +25,11 @@ MISTAKES = {
             "en": "rows and columns are swapped: row i must hold query i's scores against every key (L rows, S columns).",
             "zh": "行和列弄反了：第 i 行必须是查询 i 与每个键的分数（L 行，S 列）。",
         },
+        "fixed_scale": {
+            "seen": "with d_k = 6 the scores equal (q @ k^T) / sqrt(8), the running example's scale",
+            "en": "your scale is right only for the running example's d_k = 8: the scale must follow the width of the queries and keys that the function receives.",
+            "zh": "你的缩放只对贯穿全书的例子中的 d_k = 8 才正确：缩放必须随函数收到的查询和键的宽度而变。",
+        },
         "batch_transpose": {
             "seen": "the call raises a size error on a batched k (k.T reverses every axis)",
             "en": "on a batched tensor the keys' transpose must swap only the last two axes (the keys and their features), not reverse every axis.",
@@ -36,6 +41,11 @@ MISTAKES = {
             "seen": "the result equals the softmax over the first axis",
             "en": "your columns sum to 1, not your rows: each query's weights are normalised over the keys, the last axis.",
             "zh": "你的结果是每一列之和为 1，而不是每一行：每个查询的注意力权重要在键上，即最后一个轴上归一化。",
+        },
+        "global_max": {
+            "seen": "the result has nan for a row whose scores are all far below the largest score of the whole tensor",
+            "en": "a row whose scores are all far below the largest score of the whole tensor comes out nan: every exponential of that row underflows to 0, and 0 / 0 = nan. The number you subtract must keep at least one exponential of every row equal to 1: which maximum is that?",
+            "zh": "如果一行的分数都远低于整个张量中的最大分数，这一行就会得到 nan：它的每个指数都下溢为 0，而 0 / 0 = nan。减去的数必须让每一行至少有一个指数等于 1：那是哪一个最大值？",
         },
         "not_normalised": {
             "seen": "the result equals exp(scores)",
@@ -93,6 +103,11 @@ MISTAKES = {
             "en": "the dot products overflow float16 (largest finite number 65504): inf - inf = nan in the softmax. In which precision must the scores be computed so that they fit?",
             "zh": "点积超出了 float16 的范围（最大有限数为 65504）：softmax 中 inf - inf = nan。分数要用哪种精度计算才放得下？",
         },
+        "prescaled": {
+            "seen": "the result has inf or nan for entries near 1000 and d_k = 32 (q and k scaled down in float16 before their product)",
+            "en": "scaling q and k down before their product is not enough: with entries near 1000 and d_k = 32 the scaled dot products still pass float16's largest finite number, 65504. In which precision must the scores be computed so that they fit?",
+            "zh": "在相乘之前先把 q 和 k 缩小还不够：元素接近 1000、d_k = 32 时，缩放后的点积仍然超过 float16 的最大有限数 65504。分数要用哪种精度计算才放得下？",
+        },
         "no_scale": {
             "seen": "the result equals the attention without the 1/sqrt(d_k) scale",
             "en": "the scores are not scaled by the square root of d_k: attention_half computes the same attention as attention, only in float16.",
@@ -129,8 +144,8 @@ MISTAKES = {
         },
         "value_width": {
             "seen": "the weights equal the softmax of the scores scaled by sqrt(d_v)",
-            "en": "the scores are scaled by the width of the values; the scale is the square root of the width of the queries and keys, d_k, which differs from d_v here.",
-            "zh": "分数是按值的宽度缩放的；缩放因子应是查询和键的宽度 d_k 的平方根，这里 d_k 与 d_v 不同。",
+            "en": "your weights are right when the values are as wide as the queries and keys, and off here, where they are not: which width sets the scale of the scores in your code, and which one should?",
+            "zh": "当值与查询和键一样宽时，你的注意力权重是对的；这里两者宽度不同，权重就错了：你的代码用哪个宽度来设定分数的缩放，又应该用哪个？",
         },
     },
 }

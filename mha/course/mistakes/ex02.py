@@ -29,10 +29,20 @@ MISTAKES = {
             "en": "the softmax runs over the wrong axis: each query's weights (one row, over the keys) must sum to 1.",
             "zh": "softmax 的轴不对：每个查询的注意力权重（一行，在键上）之和必须为 1。",
         },
+        "d_model_over_heads": {
+            "seen": "the weights equal the softmax of the scores divided by sqrt(D / H) (here 2) instead of sqrt(d_k) (here sqrt(2))",
+            "en": "you scaled by the square root of D / H, a head's width only when the projections are D x D; here the queries and keys of one head are compared in d_k dimensions, read from W_q's columns, and d_k is not D / H.",
+            "zh": "你按 D / H 的平方根缩放；只有投影是 D x D 时，D / H 才是一个头的宽度。这里一个头的查询和键在 d_k 维中比较，d_k 要从 W_q 的列数读出，它不等于 D / H。",
+        },
     },
     "q7": {
         "no_scale": NO_SCALE,
         "softmax_axis": SOFTMAX_AXIS,
+        "w_o_transposed": {
+            "seen": "each head's term goes through the columns of W_o (W_o transposed) instead of its rows",
+            "en": "your heads' terms go through W_o transposed: with x @ W, the output is the concatenated heads times W_o, so head h's d features meet the d rows of W_o at its place, not its columns.",
+            "zh": "你的各头的项经过的是转置后的 W_o：按 x @ W 的写法，输出是拼接后的各头乘以 W_o，所以头 h 的 d 个特征对应的是 W_o 中相应位置的 d 行，而不是那些列。",
+        },
         "equal_share": {
             "seen": "every head's term equals the layer's output divided by H",
             "en": "you shared the output equally among the heads; each head's term is what its own attention, through the rows of W_o that read that head, adds to the output, and the heads differ.",

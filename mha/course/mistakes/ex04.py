@@ -19,6 +19,11 @@ MISTAKES = {
         },
         "no_scale": NO_SCALE,
         "softmax_axis": SOFTMAX_AXIS,
+        "keys_from_x": {
+            "seen": "the weights are [B, H, L, L]: the keys and values were projected from x",
+            "en": "your weights are [B, H, L, L], the self-attention of x: in cross-attention only the queries come from x; the keys and the values come from memory (its S tokens), as in question 1.",
+            "zh": "你的注意力权重是 [B, H, L, L]，即 x 的自注意力：在交叉注意力中只有查询来自 x，键和值都来自 memory（它的 S 个词元），和第 1 题一样。",
+        },
     },
     "q4": {
         "no_mask": {
@@ -33,6 +38,11 @@ MISTAKES = {
         },
         "no_scale": NO_SCALE,
         "softmax_axis": SOFTMAX_AXIS,
+        "d_model_scale": {
+            "seen": "a step's output equals the one with the scores divided by sqrt(D) instead of sqrt(d)",
+            "en": "you scaled the scores by the square root of D, the model's width; each head compares its queries and keys in its own d = D / H dimensions, and the scale comes from that width.",
+            "zh": "你按模型宽度 D 的平方根缩放分数；每个头在它自己的 d = D / H 维中比较查询和键，缩放应来自这个宽度。",
+        },
     },
     "q5": {
         "padding_matched": {

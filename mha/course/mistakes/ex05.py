@@ -4,6 +4,32 @@ Edit freely: what each field means, and what a new mistake also needs, is in ``_
 """
 
 MISTAKES = {
+    "q4": {
+        "first_sequence": {
+            "seen": "the output equals the layer's with the first sequence's attention output added to every sequence (self_attn(x, mask)[0])",
+            "en": "every sequence got the first sequence's attention output: self_attn here returns the attention output itself [B, L, D], not a pair (out, weights) as nn.MultiheadAttention does, so indexing its result with 0 takes batch element 0, which then broadcasts over the batch.",
+            "zh": "每个序列得到的都是第一个序列的注意力输出：这里的 self_attn 直接返回注意力输出 [B, L, D]，而不像 nn.MultiheadAttention 那样返回 (out, weights) 二元组，所以对它的结果取下标 0 取到的是批量中的第 0 个元素，它再广播到整个批量上。",
+        },
+    },
+    "q5": {
+        "concatenated": {
+            "seen": "the table is the sines of every pair followed by the cosines of every pair, not interleaved",
+            "en": "your sines fill the first half of the columns and your cosines the second half: each pair of columns (2i, 2i+1) holds the sine and the cosine of the same angle, side by side.",
+            "zh": "你的正弦占了前一半列，余弦占了后一半列：每一对列 (2i, 2i+1) 应当并排放着同一个角度的正弦和余弦。",
+        },
+        "exponent_doubled": {
+            "seen": "the angles equal p / 10000^(2 * 2i / d): the even column index 2i doubled again",
+            "en": "your exponent is twice too large: in 2i / d, 2i is already the even column index (0, 2, 4, ...); doubling it again makes the frequencies fall twice as fast.",
+            "zh": "你的指数大了一倍：在 2i / d 中，2i 已经是偶数列的下标（0、2、4……）；再乘以 2 会让频率下降得快一倍。",
+        },
+    },
+    "q6": {
+        "off_by_one": {
+            "seen": "the first real token of a row gets position 1's encoding (a running count of the real tokens, not minus 1), or the index runs past the table",
+            "en": "your positions are one too high: a running count of a row's real tokens is 1 at its first real token, whose position is 0 (and a row without padding then asks for position L, past the end of the table).",
+            "zh": "你的位置大了 1：对一行的真实词元做累计计数，在第一个真实词元处得到 1，而它的位置是 0（没有填充的一行因此会要位置 L，超出了表的末尾）。",
+        },
+    },
     "q7": {
         "inverted": {
             "seen": "the mask is True outside the band",

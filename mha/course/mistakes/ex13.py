@@ -6,6 +6,13 @@ Edit freely: what each field means, and what a new mistake also needs, is in ``_
 from .classics import NO_SCALE, SOFTMAX_AXIS
 
 MISTAKES = {
+    "q1": {
+        "exponent_i": {
+            "seen": "the output equals the rotation with theta_i = base^(-i/d), i the pair index, instead of base^(-2i/d)",
+            "en": "your frequencies fall too slowly: pair i (i = 0, 1, 2, ...) turns with base to the power -2i/d, so that the last pair turns nearly base times slower than the first; with the exponent -i/d it is only the square root of base times slower.",
+            "zh": "你的频率下降得太慢了：第 i 对（i = 0、1、2……）的频率是 base 的 -2i/d 次方，所以最后一对转得比第一对慢将近 base 倍；指数写成 -i/d 时，只慢 base 的平方根倍。",
+        },
+    },
     "q2": {
         "no_scale": NO_SCALE,
         "softmax_axis": SOFTMAX_AXIS,

@@ -26,8 +26,18 @@ MISTAKES = {
             "en": "the softmax runs over the keys (the last axis), so that each query's weights sum to 1.",
             "zh": "softmax 在键上（最后一个轴）进行，这样每个查询的注意力权重之和才为 1。",
         },
+        "heads_by_view": {
+            "seen": "the output equals the attention with the heads split by a view straight to [B, H, T, d_k]",
+            "en": "your heads are cut straight out of the [B, T, D] memory as [B, H, T, d_k]: that reads the numbers in another order, so a head's row t mixes features of several positions (and later tokens leak into earlier outputs). Head h is columns h * d_k to (h + 1) * d_k of every position: split the last axis into heads first, then bring the head axis before the sequence axis.",
+            "zh": "你的头是把 [B, T, D] 的内存直接看成 [B, H, T, d_k] 切出来的：这样按另一种顺序读取数据，一个头的第 t 行混合了好几个位置的特征（后面的词元也就泄漏到前面的输出里）。头 h 是每个位置的第 h * d_k 到 (h + 1) * d_k 列：先把最后一个轴拆成多个头，再把头的轴移到序列轴之前。",
+        },
     },
     "q5": {
+        "reversed_shift": {
+            "seen": "one SGD step of train_step follows the gradient of each position predicting the token BEFORE it (inputs from 1, targets up to -1)",
+            "en": "your step makes each position predict the token before it, one it has already read: in a language model, position t predicts token t + 1, the one it has not seen yet.",
+            "zh": "你的这一步让每个位置去预测它前面的词元，而那个词元它已经读过了：在语言模型中，位置 t 预测的是还没看到的词元 t + 1。",
+        },
         "unshifted_targets": {
             "seen": "one SGD step of train_step follows the gradient of the loss of each position against its OWN token",
             "en": "each position is trained to predict its own token, which it can read: the target of position t is the token that comes after it.",

@@ -34,7 +34,7 @@ def test_head_contributions(head_contributions, env):
         q, k, v = (split(x @ W_q, H), split(x @ W_k, H), split(x @ W_v, H))
         rows = W_o.reshape(H, d, D)
         with_weights = lambda w: w @ v @ rows
-        found = hints('ex02', 'q7', equal_share=layer(x)[0].detach()[:, None].expand(B, H, L, D) / H, no_scale=with_weights(torch.softmax(q @ k.transpose(-2, -1), dim=-1)), softmax_axis=with_weights(torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(d), dim=-2)))
+        found = hints('ex02', 'q7', w_o_transposed=torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(d), dim=-1) @ v @ W_o.T.reshape(H, d, D), equal_share=layer(x)[0].detach()[:, None].expand(B, H, L, D) / H, no_scale=with_weights(torch.softmax(q @ k.transpose(-2, -1), dim=-1)), softmax_axis=with_weights(torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(d), dim=-2)))
         with reference(env, split_heads=split):
             got = call(head_contributions, 'head_contributions', x=x, W_q=W_q, W_k=W_k, W_v=W_v, W_o=W_o, num_heads=H)
         check_tensor(got, expected, f'head_contributions for x [{B}, {L}, {D}], H = {H}, against mha.MultiHeadAttention with the other heads silenced', found)

@@ -11,6 +11,7 @@ def test_left_padded_positions(add_positions_left_padded, env):
     import torch
     import mha
     from mha.course.checks import call, check_tensor, forbid, randn, reference
+    from mha.course.mistakes import hints as catalogued
     why = "count each row's positions from its first real token yourself."
     forbid(add_positions_left_padded, 'add_positions_left_padded', {'mha.gpt': why, 'mha.generation': why})
     x = randn(2, 5, 8, seed=95)
@@ -23,9 +24,12 @@ def test_left_padded_positions(add_positions_left_padded, env):
             if mask[b, t]:
                 expected[b, t] += pe[p]
                 p += 1
-    hints = [(x + pe, "the first real token of a row must get position 0's encoding: count positions from it, not from column 0 (and leave the padding alone)."), (x + pe * mask[..., None], 'count the positions from the first real token of each row, not from column 0.'), (lambda y: bool(torch.allclose(y[mask], expected[mask], atol=1e-05)), 'the real tokens are right: the padding positions must stay exactly as they are.')]
+    one_late = x.clone()
+    for b in range(2):
+        one_late[b, mask[b]] += mha.sinusoidal_positions(6, 8)[1:int(mask[b].sum()) + 1]
+    hints = catalogued('ex05', 'q6', off_by_one=one_late) + [(x + pe, "the first real token of a row must get position 0's encoding: count positions from it, not from column 0 (and leave the padding alone)."), (x + pe * mask[..., None], 'count the positions from the first real token of each row, not from column 0.'), (lambda y: bool(torch.allclose(y[mask], expected[mask], atol=1e-05)), 'the real tokens are right: the padding positions must stay exactly as they are.')]
     with reference(env, positional_encoding=mha.sinusoidal_positions):
-        got = call(add_positions_left_padded, 'add_positions_left_padded', x=x, mask=mask)
+        got = call(add_positions_left_padded, 'add_positions_left_padded', x=x, mask=mask, error_hints=catalogued('ex05', 'q6', off_by_one='out of bounds'))
     check_tensor(got, expected, 'add_positions_left_padded(x [2, 5, 8], mask with 2 and 0 padding positions on the left)', hints)
 
 @test_case(points=None, hidden=True)

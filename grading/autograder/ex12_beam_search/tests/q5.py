@@ -25,6 +25,13 @@ def test_beam_step_finished(beam_step_finished, env):
     check_tensor(new_sums, expected[0], 'new_sums (worked by hand: -1.5, -1 + log 0.5, -1 + log 0.45)', hints)
     check_tensor(parents, expected[1], 'parents with finished hypotheses')
     check_tensor(tokens, expected[2], 'tokens with finished hypotheses')
+    with reference(env, beam_step=beam_step_ref):
+        result = call(beam_step_finished, 'beam_step_finished', sums=sums, log_probs=log_probs, finished=finished, eos_id=2, beam_size=4)
+    new_sums, parents, tokens = check_tuple(result, 'beam_step_finished(the same, beam_size=4)', ('new_sums', 'parents', 'tokens'))
+    hints = catalogued('ex12', 'q5', also_extended=torch.tensor([[-1.5] + best_two + [-1.5 + math.log(0.6)]]))
+    check_tensor(new_sums, torch.tensor([[-1.5] + best_two + [-3.0 + math.log(0.6)]]), 'new_sums with beam_size=4 (worked by hand: -1.5, -1 + log 0.5, -1 + log 0.45, -3 + log 0.6)', hints)
+    check_tensor(parents, torch.tensor([[1, 0, 0, 2]]), 'parents with beam_size=4')
+    check_tensor(tokens, torch.tensor([[2, 0, 1, 0]]), 'tokens with beam_size=4')
 
 @test_case(points=None, hidden=True)
 def test_beam_step_finished_random(beam_step_finished, env):

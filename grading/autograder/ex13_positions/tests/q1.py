@@ -11,6 +11,7 @@ def test_rope(rope):
     import torch
     import mha
     from mha.course.checks import call, check_tensor, forbid, randn
+    from mha.course.mistakes import hints as catalogued
     forbid(rope, 'rope', {'mha.apply_rope': 'write the rotation yourself.', 'mha.rope_angles': 'compute the angles yourself.', 'mha.rotate_half': 'split the halves yourself.'})
     x = randn(2, 3, 6, 8, seed=41)
     positions = torch.arange(6)
@@ -21,7 +22,11 @@ def test_rope(rope):
     interleaved = torch.stack([x[..., 0::2] * angle.cos() - x[..., 1::2] * angle.sin(), x[..., 1::2] * angle.cos() + x[..., 0::2] * angle.sin()], dim=-1).flatten(-2)
     x1, x2 = (x[..., :4], x[..., 4:])
     wrong_sign = torch.cat([x1 * angle.cos() + x2 * angle.sin(), x2 * angle.cos() - x1 * angle.sin()], dim=-1)
+    slow = 10000.0 ** (-torch.arange(0, d // 2).float() / d)
+    slow_angle = positions.float()[:, None] * slow
+    exponent_i = torch.cat([x1 * slow_angle.cos() - x2 * slow_angle.sin(), x2 * slow_angle.cos() + x1 * slow_angle.sin()], dim=-1)
     hints = [(interleaved, 'that is the interleaved layout (pairs 0-1, 2-3, ...); here pair i is feature i of the first half with feature i of the second half.'), (wrong_sign, 'the rotation goes the other way: a positive angle turns each pair counter-clockwise; check the signs of the sine terms.'), (x, 'nothing was rotated.')]
+    hints += catalogued('ex13', 'q1', exponent_i=exponent_i)
     got = call(rope, 'rope', x=x, positions=positions)
     check_tensor(got, expected, 'rope(x [2, 3, 6, 8], arange(6))', hints)
     got = call(rope, 'rope', x=x[:, :, :2], positions=torch.tensor([7, 30]), base=100.0)

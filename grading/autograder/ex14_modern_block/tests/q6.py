@@ -11,7 +11,7 @@ def test_qk_norm_scores(qk_norm_scores, score_bound):
     import math
     import numbers
     import torch
-    from mha.course.checks import CheckFailed, call, check_tensor, randn
+    from mha.course.checks import CheckFailed, call, check_tensor, note, randn
     from mha.course.mistakes import hints as catalogued
     q, k = (randn(2, 3, 16, seed=91) * 50, randn(2, 5, 16, seed=92) * 0.1)
 
@@ -23,6 +23,7 @@ def test_qk_norm_scores(qk_norm_scores, score_bound):
     check_tensor(got, raw / 4.0, 'qk_norm_scores(q [2, 3, 16] ~ 50 x N(0, 1), k [2, 5, 16] ~ 0.1 x N(0, 1))', hints)
     if not isinstance(score_bound, numbers.Real) or isinstance(score_bound, bool):
         raise CheckFailed('score_bound is None or not a number: it must be your prediction, a number (the grade compares it with the measurement).')
+    note('your prediction is not checked here: its format is accepted, and whether it is right is graded by your instructor (a hidden test compares it with the measurement).')
 
 @test_case(points=None, hidden=True)
 def test_qk_norm_prediction_and_measurement(qk_norm_scores, score_bound):

@@ -20,6 +20,9 @@ def test_softmax(softmax):
     big = torch.tensor([[1000.0, 1001.0, 1002.0], [-1000.0, 0.0, 1000.0]])
     found = hints('ex01', 'q2', overflow=lambda w: bool(torch.isnan(w).any()))
     check_tensor(call(softmax, 'softmax', scores=big), torch.softmax(big, dim=-1), 'softmax(scores) for large scores (+-1000)', found)
+    far = torch.tensor([[0.0, 1.0, 2.0], [-1000.0, -1001.0, -1002.0]])
+    found = hints('ex01', 'q2', global_max=lambda w: bool(torch.isnan(w).any()))
+    check_tensor(call(softmax, 'softmax', scores=far), torch.softmax(far, dim=-1), 'softmax(scores) for a row of scores all near -1000 below a row near 0', found)
     blocked = torch.tensor([[0.0, float('-inf'), 1.0, float('-inf')]])
     check_tensor(call(softmax, 'softmax', scores=blocked), torch.softmax(blocked, dim=-1), 'softmax(scores) with -inf entries (blocked keys)')
 

@@ -9,7 +9,7 @@ all_or_nothing = True
 @test_case(points=None, hidden=False)
 def test_attention_limits(attention_limits, prediction):
     import torch
-    from mha.course.checks import CheckFailed, call, check_pair, check_tensor, forbid, randn
+    from mha.course.checks import CheckFailed, call, check_pair, check_tensor, forbid, note, randn
     from mha.course.mistakes import hints
     forbid(attention_limits, 'attention_limits', {'softmax': 'compute the limits themselves, not the softmax at an extreme temperature.', 'Softmax': 'compute the limits themselves, not the softmax at an extreme temperature.', 'exp': 'compute the limits themselves, not the softmax at an extreme temperature.'})
     for L, S in ((4, 4), (3, 6)):
@@ -26,4 +26,5 @@ def test_attention_limits(attention_limits, prediction):
         check_tensor(out_small, small, f'the small-t limit for q [2, {L}, 5], k [2, {S}, 5], v [2, {S}, 3]', [h for h in found if h[0] is not None])
     if not isinstance(prediction, dict) or set(prediction) != {'t_large', 't_small'} or (not all((p in ('a', 'b', 'c', 'd') for p in prediction.values()))):
         raise CheckFailed('prediction must map "t_large" and "t_small" to one of the letters "a", "b", "c", "d" (the grade compares them with the limits).')
+    note('your prediction is not checked here: its format is accepted, and whether it is right is graded by your instructor (a hidden test compares it with the measurement).')
 

@@ -33,7 +33,7 @@ def test_wide_values(multi_head_attention, env):
     scores = mha.split_heads(x @ W_q, 2) @ mha.split_heads(x @ W_k, 2).transpose(-2, -1)
     hints = [(torch.softmax(scores / math.sqrt(6), dim=-1), 'scale by the square root of the width the queries and keys are compared in, d_k, not d_v.'), (torch.softmax(scores / math.sqrt(8), dim=-1), 'scale by sqrt(d_k), the query/key width of one head, not sqrt(D).')]
     classic = classic_attention(mha.split_heads(x @ W_q, 2), mha.split_heads(x @ W_k, 2), mha.split_heads(x @ W_v, 2))
-    hints += catalogued('ex02', 'q6', no_scale=classic['no_scale'][1], softmax_axis=classic['softmax_axis'][1])
+    hints += catalogued('ex02', 'q6', no_scale=classic['no_scale'][1], softmax_axis=classic['softmax_axis'][1], d_model_over_heads=torch.softmax(scores / math.sqrt(8 / 2), dim=-1))
     errors = [('invalid for input of size', 'the values have their own width d_v per head, read from W_v: split them with it, not with d_k.')]
     with reference(env, split_heads=mha.split_heads, merge_heads=mha.merge_heads):
         result = call(multi_head_attention, 'multi_head_attention', x=x, W_q=W_q, W_k=W_k, W_v=W_v, W_o=W_o, num_heads=2, error_hints=errors)

@@ -29,6 +29,8 @@ def test_cached_cross_attention(memory_kv, cross_attend_step):
         got = call(cross_attend_step, 'cross_attend_step', x_t=x[:, t:t + 1], k=k_ref, v=v_ref, W_q=W_q, W_o=W_o, num_heads=H, memory_mask=mask)
         classic = classic_attention(mha.split_heads(x[:, t:t + 1] @ W_q, H), k_ref, v_ref, mask)
         step = {name: mha.merge_heads(out) @ W_o for name, (out, _) in classic.items()}
-        hints = catalogued('ex04', 'q4', no_mask=step['no_mask'], inverted_mask=step['inverted_mask'], no_scale=step['no_scale'], softmax_axis=step['softmax_axis'])
+        q_t = mha.split_heads(x[:, t:t + 1] @ W_q, H)
+        by_width = torch.softmax((q_t @ k_ref.transpose(-2, -1) / math.sqrt(D)).masked_fill(~mask, float('-inf')), dim=-1)
+        hints = catalogued('ex04', 'q4', d_model_scale=mha.merge_heads(by_width @ v_ref) @ W_o, no_mask=step['no_mask'], inverted_mask=step['inverted_mask'], no_scale=step['no_scale'], softmax_axis=step['softmax_axis'])
         check_tensor(got, full[:, t:t + 1], f'cross_attend_step at step {t + 1} (= row {t} of full cross-attention, memory lengths [7, 4])', hints)
 

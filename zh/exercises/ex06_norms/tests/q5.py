@@ -9,7 +9,7 @@ all_or_nothing = True
 @test_case(points=None, hidden=False)
 def test_outputs_changed(outputs_changed, prediction):
     import torch
-    from mha.course.checks import CheckFailed, call, check_tensor, randn
+    from mha.course.checks import CheckFailed, call, check_tensor, note, randn
     from mha.course.mistakes import hints
     x = randn(2, 3, 4, seed=80)
     changed = x.clone()
@@ -30,4 +30,5 @@ def test_outputs_changed(outputs_changed, prediction):
     for name, entries in prediction.items():
         if not isinstance(entries, dict) or set(entries) != {'token_shift', 'token_scale', 'feature_shift'} or (not all((isinstance(v, bool) for v in entries.values()))):
             raise CheckFailed(f"prediction['{name}'] must map 'token_shift', 'token_scale' and 'feature_shift' to True or False (the grade compares them with the measurement).")
+    note('your prediction is not checked here: its format is accepted, and whether it is right is graded by your instructor (a hidden test compares it with the measurement).')
 

@@ -10,6 +10,7 @@ all_or_nothing = True
 def test_beam_step(beam_step):
     import torch
     from mha.course.checks import call, check_tensor, check_tuple, forbid, randn
+    from mha.course.mistakes import hints as catalogued
     forbid(beam_step, 'beam_step', {'references.beam_step': 'write the search yourself.'})
     sums = torch.tensor([[-1.0, -2.5, -0.5], [-0.2, float('-inf'), float('-inf')]])
     log_probs = randn(2, 3, 4, seed=101).log_softmax(dim=-1)
@@ -25,6 +26,7 @@ def test_beam_step(beam_step):
     new_sums, parents, tokens = check_tuple(result, 'beam_step(sums [2, 3], log_probs [2, 3, 4], beam_size=3)', ('new_sums', 'parents', 'tokens'))
     hints = [(log_probs.reshape(2, 12).topk(3, dim=-1).values, "rank the extensions by their TOTAL log-probability: the hypothesis's sum plus the token's log-probability.")]
     check_tensor(new_sums, exp_sums, 'new_sums (the totals of the 3 best extensions, best first; row 1 has one live hypothesis)', hints)
-    check_tensor(parents, exp_parents, 'parents (which hypothesis each extends)', [(lambda p: bool((p == exp_tokens).all()), 'the flat index k * V + t packs the parent beam k and the token t together: undo that packing with integer arithmetic.')])
+    flat = exp_parents * 4 + exp_tokens
+    check_tensor(parents, exp_parents, 'parents (which hypothesis each extends)', [(lambda p: bool((p == exp_tokens).all()), 'the flat index k * V + t packs the parent beam k and the token t together: undo that packing with integer arithmetic.')] + catalogued('ex12', 'q1', packed_by_k=flat % 3))
     check_tensor(tokens, exp_tokens, 'tokens (the token each adds)', [(lambda t: bool((t == exp_parents).all()), 'the flat index k * V + t packs the parent beam k and the token t together: undo that packing with integer arithmetic.')])
 
