@@ -91,3 +91,22 @@ def test_a_stored_english_note_becomes_what_a_run_in_chinese_shows(tmp_path):
     stored = {"text/plain": repr(english), "text/html": english._repr_html_()}
     chinese = _check(tmp_path, "zh", with_note=True)
     assert checks.check_output_in("zh", stored) == {"text/plain": repr(chinese), "text/html": chinese._repr_html_()}
+
+
+def test_the_feedback_file_shows_a_passed_cases_note(tmp_path):
+    import sys
+    sys.path.insert(0, str(ROOT))
+    from grading.grade import Submission, write_feedback
+
+    note = "the graded training run: held-out loss 3.512 nats per token (target: below 3.75), 600 steps in 41 s of CPU time (budget 150 s)."
+    cases = [{"name": "q5", "hidden": False, "passed": True, "message": ""},
+             {"name": "q5", "hidden": True, "passed": True, "message": note}]
+    result = {"score": 5.0, "possible": 5.0, "sha256": "0" * 64, "notes": [],
+              "questions": {"q5": {"score": 5.0, "possible": 5.0, "cases": cases}}}
+    write_feedback("alice", [Submission("alice", Path("alice.ipynb"), "ex15_capstone", result=result)],
+                   {"ex15_capstone": {"title": "Exercise 15"}}, tmp_path / "f.md", False)
+    page = (tmp_path / "f.md").read_text(encoding="utf-8")
+    assert "- hidden test 1: passed" in page and note in page
+    write_feedback("alice", [Submission("alice", Path("alice.ipynb"), "ex15_capstone", result=result)],
+                   {"ex15_capstone": {"title": "Exercise 15"}}, tmp_path / "f.md", True)
+    assert note not in (tmp_path / "f.md").read_text(encoding="utf-8")  # --hide-hidden

@@ -159,7 +159,7 @@ def test_untouched_exercise_runs_on_a_colab_like_machine(fresh_venv, tmp_path):
     for question, text in results.items():
         # the stub of a function returns None; the stub of an answer variable is None
         unanswered = "returned None" in text or " is None: " in text
-        assert unanswered and "All test cases passed" not in text, (question, text)
+        assert unanswered and "All test cases passed" not in text and "The checks passed" not in text, (question, text)
 
 
 def test_solution_passes_every_check_on_a_colab_like_machine(fresh_venv, tmp_path):
@@ -171,4 +171,5 @@ def test_solution_passes_every_check_on_a_colab_like_machine(fresh_venv, tmp_pat
     results = _check_results(nb)
     assert sorted(results) == sorted(_manifest_questions())
     for question, text in results.items():
-        assert "All test cases passed" in text, (question, text)
+        # a prediction passes its check with a note that the grade compares it with the answer
+        assert "All test cases passed" in text or "The checks passed. Note:" in text, (question, text)
