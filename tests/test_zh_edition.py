@@ -148,6 +148,17 @@ def _expected_zh_source(page: str, en_cell: dict, first_code_id: str | None) -> 
     return source
 
 
+def _expected_zh_metadata(page: str, en_cell: dict) -> dict:
+    """The English cell's metadata, but for its figure's alt text (mystnb.image.alt): the
+    Chinese one under "alt" in the translation file, when it translates the current English."""
+    metadata = json.loads(json.dumps(en_cell.get("metadata", {})))
+    english_alt = metadata.get("mystnb", {}).get("image", {}).get("alt")
+    entry = zh.load_translation(page).get("alt", {}).get(en_cell["id"])
+    if english_alt and entry and entry.get("zh", "").strip() and entry.get("en_sha256") == zh.text_hash(english_alt):
+        metadata["mystnb"]["image"]["alt"] = entry["zh"]
+    return metadata
+
+
 @pytest.mark.parametrize("page", NOTEBOOK_PAGES)
 def test_chinese_notebook_has_the_english_code_cells_and_outputs(page):
     """The Chinese code cells are the English ones: the same code, the same metadata (tags
@@ -187,8 +198,9 @@ def test_chinese_notebook_has_the_english_code_cells_and_outputs(page):
             got = [dict(out, data={k: zh.cell_text({"source": v}) for k, v in out["data"].items()})
                    if "data" in out else out for out in zh_cell["outputs"]]
             assert got == want, f"{where}: the output is not the English one in Chinese (run `make book`)"
+        expected = dict(en_cell, metadata=_expected_zh_metadata(page, en_cell))
         assert json.dumps({k: v for k, v in zh_cell.items() if k not in ignored}, sort_keys=True) == \
-               json.dumps({k: v for k, v in en_cell.items() if k not in ignored}, sort_keys=True), (
+               json.dumps({k: v for k, v in expected.items() if k not in ignored}, sort_keys=True), (
             f"{where} differs from the English cell: the Chinese notebooks are generated, never "
             f"edited (run `make book`)"
         )
@@ -219,6 +231,23 @@ def test_code_translation_changes_only_comments_and_strings_of_the_current_engli
     assert not problems, (
         f"{page}: code translations in zh/translations/{page}.json. Update the \"zh\" code, then run "
         f"python zh/zh_edition.py --accept {page} <cell id> and --execute {page}\n\n" + "\n\n".join(problems))
+
+
+@pytest.mark.parametrize("page", NOTEBOOK_PAGES)
+def test_every_alt_text_translation_translates_the_current_english_alt_text(page):
+    """A figure's Chinese alt text ("alt" in the translation file) names the English alt text it
+    translates; when the English changes, the figure's alt text is shown in English and this fails."""
+    english = _english_cells(page)
+    problems = []
+    for cell_id, entry in zh.load_translation(page).get("alt", {}).items():
+        english_alt = (english.get(cell_id, {}).get("metadata", {}).get("mystnb", {}).get("image", {}).get("alt"))
+        if english_alt is None:
+            problems.append(f"cell {cell_id}: no longer a figure with alt text in {page}.ipynb")
+        elif entry.get("en_sha256") != zh.text_hash(english_alt):
+            problems.append(f"cell {cell_id}: the English alt text changed since it was translated:\n"
+                            + _diff(entry.get("en", ""), english_alt))
+    assert not problems, (f"{page}: alt texts in zh/translations/{page}.json. Update the \"zh\" text, then run "
+                          f"python zh/zh_edition.py --accept {page} <cell id>\n\n" + "\n\n".join(problems))
 
 
 EXERCISE_PAGES = [p for p in NOTEBOOK_PAGES if p.startswith("exercises/")]

@@ -8,7 +8,13 @@ when a page
 * uses another rendering of a listed term (a row's `variants`, e.g. 批大小 for 批量大小), or the
   zh.d2l.ai rendering (`d2l`) outside a note that names zh.d2l.ai;
 * writes a term in English where the table has a Chinese name (词元, not token), except in code,
-  math and link targets, and in parentheses beside the Chinese at first use: 词元（token）.
+  math and link targets, and in parentheses beside the Chinese at first use: 词元（token）;
+* uses a listed variant of a recurring word that is not a glossary term (zh/phrases.yml: 单元 for a
+  notebook's cell, 自测 for "Check your understanding"; issue 32.8).
+
+A rendering still used on pages translated elsewhere is listed as `pending` (zh/terms.yml,
+zh/phrases.yml): a strict xfail turns red when no page uses it any more, to move it to `variants`.
+The Chinese glossary also has an index by Chinese name in pinyin order (`pinyin` of zh/terms.yml).
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "zh"))
@@ -26,6 +33,7 @@ sys.path.insert(0, str(ROOT / "zh"))
 import zh_edition as zh  # noqa: E402
 
 TERMS = zh.load_terms()
+PHRASES = yaml.safe_load((zh.ZH / "phrases.yml").read_text(encoding="utf-8"))
 HAND_WRITTEN = sorted(p for p in zh.ZH.glob("*.md") if p.name not in {"README.md", "glossary.md"})
 
 # What is not prose: fenced code, inline code, display and inline math, link targets, HTML tags,
@@ -61,9 +69,10 @@ def chinese_pages() -> dict[str, str]:
                     a.get(k, "") for a in question.get("answers", []) for k in ("answer", "feedback")
                     if isinstance(a.get(k), str)]
                 pages[f"{where} question {i}"] = "\n".join(texts)
-        elif path.name == "glossary.json":
-            for term, entry in data.get("terms", {}).items():
-                pages[f"{where} term {term}"] = entry.get("zh", "")
+        for cell_id, entry in data.get("alt", {}).items():  # figures' alt texts
+            pages[f"{where} alt text of cell {cell_id}"] = entry.get("zh", "")
+    for term, entry in zh.load_glossary_translation().items():
+        pages[f"{zh.GLOSSARY_TRANSLATION.relative_to(ROOT).as_posix()} term {term}"] = entry.get("zh", "")
     for path in HAND_WRITTEN:
         pages[path.relative_to(ROOT).as_posix()] = path.read_text(encoding="utf-8")
     return pages
@@ -76,12 +85,16 @@ def _context(text: str, start: int, end: int) -> str:
 def _without_accepted_names(text: str) -> str:
     """Hide every accepted name (zh, also) that contains a listed variant, so that the variant
     inside it is no hit (头维度 inside 单头维度)."""
-    flagged = [v for t in TERMS for v in [*t.get("variants", []), *t.get("d2l", [])]]
-    names = sorted({n for t in TERMS for n in [t["zh"], *t.get("also", [])]
+    flagged = [v for t in TERMS + PHRASES for v in [*t.get("variants", []), *t.get("d2l", [])]]
+    names = sorted({n for t in TERMS + PHRASES for n in [t["zh"], *t.get("also", [])]
                     if any(v in n and v != n for v in flagged)}, key=len, reverse=True)
     for name in names:
         text = text.replace(name, "□" * len(name))
     return text
+
+
+def _name(row: dict) -> str:
+    return row["en"][0] if isinstance(row["en"], list) else row["en"]
 
 
 def variant_hits(text: str) -> list[str]:
@@ -89,9 +102,9 @@ def variant_hits(text: str) -> list[str]:
     text = _without_accepted_names(prose(text))
     without_d2l_notes = D2L_NOTE.sub(lambda m: " " * len(m.group(0)), text)
     hits = []
-    for term in TERMS:
+    for term in TERMS + PHRASES:
         for variant in term.get("variants", []):
-            hits += [f"{variant} -> {term['zh']} ({term['en'][0]}): ...{_context(text, m.start(), m.end())}..."
+            hits += [f"{variant} -> {term['zh']} ({_name(term)}): ...{_context(text, m.start(), m.end())}..."
                      for m in re.finditer(re.escape(variant), text)]
         for variant in term.get("d2l", []):
             hits += [f"{variant} (zh.d2l.ai) -> {term['zh']} ({term['en'][0]}): "
@@ -163,3 +176,56 @@ def test_the_checks_find_a_planted_drift():
     assert english_hits("每个 token 都有一个向量") and not english_hits("每个词元（token）都有一个向量")
     assert not english_hits("调用 `beam_search` 做束搜索，见 [束搜索](../glossary.md#term-beam-search)")
     assert not english_hits("$\\text{tokens}$ 与 ```python\nbeam search\n```")
+
+
+PENDING = [(row["zh"], variant) for row in TERMS + PHRASES for variant in row.get("pending", [])]
+
+
+@pytest.mark.xfail(strict=True, reason="still used on pages translated elsewhere (zh/phrases.yml: pending)")
+@pytest.mark.parametrize("canonical, variant", PENDING, ids=[v for _, v in PENDING])
+def test_a_pending_rendering_is_gone_from_every_page(canonical, variant):
+    """Red (XPASS) when no page uses the pending rendering any more: move it to `variants`."""
+    pages = [where for where, text in PAGES.items() if variant in _without_accepted_names(prose(text))]
+    assert not pages, f"{variant} (write {canonical}) is still used on: {pages}"
+
+
+def test_one_rendering_per_phrase_and_a_variant_of_one_is_found():
+    assert variant_hits("RoPE 的半旋转布局") and not variant_hits("RoPE 的旋转一半布局")
+    assert variant_hits("[logits](../glossary.md#term-logits)（对数几率）")
+    seen = {}
+    for row in TERMS + PHRASES:
+        for name in [row["zh"], *row.get("variants", []), *row.get("pending", [])]:
+            assert seen.setdefault(name, _name(row)) == _name(row), f"{name}: {seen[name]} and {_name(row)}"
+
+
+HAN = re.compile(r"[\u4e00-\u9fff]")
+
+
+def test_every_chinese_name_has_its_pinyin_for_the_index():
+    """The Chinese glossary's index by Chinese name is in pinyin order: every name with Han
+    characters gives its pinyin, one syllable per Han character (Latin parts as written)."""
+    problems = []
+    for row in TERMS:
+        if not HAN.search(row["zh"]):
+            continue
+        syllables = row.get("pinyin", "").split()
+        han = len(HAN.findall(row["zh"]))
+        latin = len(re.findall(r"[A-Za-z0-9]+", row["zh"]))
+        if len(syllables) != han + latin or not all(re.fullmatch(r"[a-z0-9]+", s) for s in syllables):
+            problems.append(f"{row['en'][0]} ({row['zh']}): pinyin {row.get('pinyin')!r}")
+    assert not problems, "zh/terms.yml: add `pinyin:` (toneless, syllables apart):\n" + "\n".join(problems)
+
+
+def test_chinese_glossary_has_an_index_by_chinese_name_in_pinyin_order():
+    """A reader who knows only the Chinese name finds the entry: zh/glossary.md lists every entry
+    by its Chinese name, in pinyin order, each linked to the entry (its English anchor)."""
+    text = zh.zh_glossary()
+    index = text.split("\n## 按中文名称查找", 1)[1].split(":::{glossary}", 1)[0]
+    links = re.findall(r"\{term\}`([^`<]+) <([^`>]+)>`", index)
+    entries = [names[0] for names, _, _ in zh.english_glossary_entries()]
+    assert sorted(target for _, target in links) == sorted(entries)
+    rows = {row["en"][0]: row for row in TERMS}
+    named = [(name, rows[target]) for name, target in links if target in rows]  # a row missing: test above
+    keys = [row.get("pinyin", row["zh"]).lower() for _, row in named]
+    assert keys == sorted(keys)
+    assert [name for name, _ in named] == [row["zh"] for _, row in named]

@@ -363,6 +363,32 @@ def zh_code_source(page: str, cell: dict, first_code_id: str | None = None) -> s
     return source
 
 
+# A figure's alt text (the code cell's metadata mystnb.image.alt, what a screen reader reads and
+# what shows when the image does not load) is translated under "alt" in the translation file:
+# {cell id: {"en_sha256", "en", "zh"}}, tied to the English alt text like a Markdown cell. The
+# Chinese cell's metadata is the English one but for that text; an alt text whose English changed
+# stays English until the translation is updated (tests/test_zh_edition.py fails meanwhile).
+
+
+def figure_alt(cell: dict) -> str | None:
+    return cell.get("metadata", {}).get("mystnb", {}).get("image", {}).get("alt")
+
+
+def alt_translations(page: str) -> dict:
+    return load_translation(page).get("alt", {})
+
+
+def with_zh_alt(page: str, cell: dict) -> dict:
+    """The code cell with its figure's alt text in Chinese, where a current translation exists."""
+    english = figure_alt(cell)
+    entry = alt_translations(page).get(cell["id"])
+    if english is None or not entry or not entry.get("zh", "").strip() or entry.get("en_sha256") != text_hash(english):
+        return cell
+    cell = copy.deepcopy(cell)
+    cell["metadata"]["mystnb"]["image"]["alt"] = entry["zh"]
+    return cell
+
+
 def has_figure(cell: dict) -> bool:
     return any("image/png" in output.get("data", {}) for output in cell.get("outputs", []))
 
@@ -494,6 +520,7 @@ def zh_notebook(page: str, run: bool = False) -> dict:
                     cell = _with_zh_quiz(cell)
                 if source != cell_text(cell):
                     cell = dict(cell, source=_lines(source))
+            cell = with_zh_alt(page, cell)
         cells.append(cell)
     if missing:
         outdated_part = f"（其中 {outdated} 段的英文原文已修改，译文待更新）" if outdated else ""
@@ -607,6 +634,7 @@ def zh_glossary() -> str:
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) == 3 and cells[0].startswith("$"):
             out.append(f"| {cells[0]} | {cells[2]} | {cells[1]} |\n")
+    out.append(zh_glossary_index(terms))
     out.append("\n:::{glossary}\n:sorted:\n")
     states = {term: (state, entry) for term, state, entry in glossary_states()}
     for names, chinese, definition in english_glossary_entries():
@@ -618,6 +646,26 @@ def zh_glossary() -> str:
         out.append("\n" + "\n".join(names) + f"\n  {heading}\n\n{indented}\n")
     out.append(":::\n")
     return "".join(out)
+
+
+def zh_glossary_index(terms: dict) -> str:
+    """The index by Chinese name (issue 32.8): a reader who knows only 层归一化 finds its entry.
+    Every entry under its Chinese name, in pinyin order (zh/terms.yml's `pinyin`), grouped by the
+    first letter, each a link to the entry (the entries themselves stay under their English names,
+    so that every glossary.md#term-... link lands on the same entry in both editions)."""
+    import itertools
+
+    rows = []
+    for names, chinese, _ in english_glossary_entries():
+        row = terms.get(names[0], {})
+        name = row.get("zh", chinese)
+        rows.append((row.get("pinyin", name).lower(), name, names[0]))
+    rows.sort()
+    out = ["\n## 按中文名称查找\n\n按汉语拼音排序；点击名称即跳到下方的条目（条目按英文名称排序）。\n"]
+    for letter, group in itertools.groupby(rows, key=lambda r: r[0][:1].upper()):
+        links = " · ".join(f"{{term}}`{name} <{target}>`" for _, name, target in group)
+        out.append(f"\n**{letter}**　{links}\n")
+    return "".join(out) + "\n## 条目\n"
 
 
 TERMS_FILE = ZH / "terms.yml"
@@ -899,7 +947,14 @@ def _accept(page: str, ids: list[str]) -> int:
         if cid in code and cid in data.get("code", {}):
             data["code"][cid].update(en_sha256=text_hash(code[cid]), en=code[cid])
             print(f"{page} {cid}: the code translation now translates the current English code")
-    targets = [cid for cid in targets if not (cid in code and cid in data.get("code", {}))]
+    # Alt texts of figures: after updating the Chinese of a changed one.
+    alts = {c["id"]: figure_alt(c) for c in nb["cells"] if c["cell_type"] == "code" and figure_alt(c)}
+    for cid in ids or [cid for cid, entry in data.get("alt", {}).items()
+                       if cid in alts and entry.get("en_sha256") != text_hash(alts[cid])]:
+        if cid in alts and cid in data.get("alt", {}):
+            data["alt"][cid].update(en_sha256=text_hash(alts[cid]), en=alts[cid])
+            print(f"{page} {cid}: the alt text's translation now translates the current English alt text")
+    targets = [cid for cid in targets if not (cid in code and (cid in data.get("code", {}) or cid in data.get("alt", {})))]
     for cid in targets:
         if cid not in english:
             print(f"{page}: no Markdown cell {cid}", file=sys.stderr)
