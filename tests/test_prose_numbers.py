@@ -33,7 +33,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CHAPTERS = ["11_language_model", "12_generation", "13_positions", "14_modern_block"]
+CHAPTERS = ["11_language_model", "12_generation", "13_positions", "14_modern_block", "16_attention_2025"]
 
 GLUE = re.compile(r"\{glue(?::\w+)?\}`[^`]*`")
 REMOVE = [
