@@ -14,7 +14,7 @@ the cell and the text, on
 Not checked: the text a library prints (PyTorch's error messages), the Colab setup cell (hidden on
 the page), the English sentences that are the models' input (ENGLISH_DATA), and the strings the
 code uses as data (dict keys, subscripts, compared values: translating one would change the code,
-so a label printed from such a key stays English). A page being revised elsewhere is a strict xfail
+so a label printed from such a key stays English). A page being revised elsewhere is an xfail
 (NOT_YET) until it is clean.
 """
 
@@ -152,8 +152,9 @@ def english_in_code(source: str, names: set[str], keys: frozenset[str] = frozens
     return hits
 
 
-# Pages whose English is being translated elsewhere right now: a strict xfail, red once the page is
-# clean (then take it off this list).
+# Pages being revised and translated elsewhere right now: an xfail (not strict: the page's translator
+# commits the fix, and several people commit to this tree at once); XPASS (an X in the summary, -rX)
+# means the page is clean: take it off this list.
 NOT_YET = {
     "chapters/15_looking_inside": "the quiz cell's comments (chapter 15 is being revised and re-translated)",
     "chapters/10_efficient_attention": "the quiz cell's comments and the alt texts (chapter 10 is being revised)",
@@ -161,7 +162,7 @@ NOT_YET = {
 
 
 def _pages(pages: list[str], english_left) -> list:
-    return [pytest.param(page, marks=pytest.mark.xfail(strict=True, reason=NOT_YET[page]))
+    return [pytest.param(page, marks=pytest.mark.xfail(strict=False, reason=NOT_YET[page]))
             if page in NOT_YET and english_left(page) else page for page in pages]
 
 

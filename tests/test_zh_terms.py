@@ -13,7 +13,7 @@ when a page
   notebook's cell, 自测 for "Check your understanding"; issue 32.8).
 
 A rendering still used on pages translated elsewhere is listed as `pending` (zh/terms.yml,
-zh/phrases.yml): a strict xfail turns red when no page uses it any more, to move it to `variants`.
+zh/phrases.yml): an xfail that passes (XPASS) once no page uses it any more: then move it to `variants`.
 The Chinese glossary also has an index by Chinese name in pinyin order (`pinyin` of zh/terms.yml).
 """
 
@@ -181,10 +181,11 @@ def test_the_checks_find_a_planted_drift():
 PENDING = [(row["zh"], variant) for row in TERMS + PHRASES for variant in row.get("pending", [])]
 
 
-@pytest.mark.xfail(strict=True, reason="still used on pages translated elsewhere (zh/phrases.yml: pending)")
+@pytest.mark.xfail(strict=False, reason="still used on pages translated elsewhere (zh/phrases.yml: pending)")
 @pytest.mark.parametrize("canonical, variant", PENDING, ids=[v for _, v in PENDING])
 def test_a_pending_rendering_is_gone_from_every_page(canonical, variant):
-    """Red (XPASS) when no page uses the pending rendering any more: move it to `variants`."""
+    """XPASS (an X in the summary, -rX) when no page uses the pending rendering any more: then move it
+    to `variants`. Not strict: the pages are fixed and committed by their own translators."""
     pages = [where for where, text in PAGES.items() if variant in _without_accepted_names(prose(text))]
     assert not pages, f"{variant} (write {canonical}) is still used on: {pages}"
 
