@@ -54,8 +54,9 @@ def public_files(exercise: str) -> list[str]:
     return [f"tests/{p.name}" for p in tests]
 
 
-# Chapters whose exercise is still to be written (none at present: chapter 15 has exercise 16).
-CHAPTERS_WITHOUT_EXERCISE_YET: set[int] = set()
+# Chapters whose exercise is still to be written: chapter 16 (2025's attention), whose
+# exercise 17 the issue asks for and is not written yet.
+CHAPTERS_WITHOUT_EXERCISE_YET: set[int] = {16}
 
 
 def test_one_master_per_chapter_and_masters_outside_nbval_and_the_book():
