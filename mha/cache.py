@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import torch
+import torch.nn as nn
 
 
 class KVCache:
@@ -87,7 +88,7 @@ class KVCache:
         return buffer
 
 
-class StaticKVCache:
+class StaticKVCache(nn.Module):
     """A self-attention cache with one fixed buffer of ``max_len`` positions, written in place.
 
     :class:`KVCache` is the teaching version: it grows as tokens arrive. When the final
@@ -100,6 +101,10 @@ class StaticKVCache:
 
     (The name follows transformers' ``StaticCache``: the *buffer* is static. This is not
     ``KVCache(static=True)``, the cross-attention cache whose *content* never changes.)
+
+    It is an ``nn.Module`` only so that its buffers are module buffers: ``torch.compile``
+    treats those as fixed addresses, which a captured decoding step (CUDA graphs) needs,
+    since the step writes into them (:meth:`write_at`). It has no ``forward``.
     """
 
     static = False  # KVCache's flag for a cross-attention memory; this cache is appended to
@@ -107,9 +112,11 @@ class StaticKVCache:
     def __init__(self, max_len: int):
         if not isinstance(max_len, int) or max_len < 1:
             raise ValueError(f"max_len must be a positive integer; got max_len={max_len!r}")
+        super().__init__()
         self.max_len = max_len
-        self.key_buffer: torch.Tensor | None = None    # [B, H_kv, max_len, head_dim]
-        self.value_buffer: torch.Tensor | None = None
+        # [B, H_kv, max_len, head_dim] once allocated; not saved with a state_dict
+        self.register_buffer("key_buffer", None, persistent=False)
+        self.register_buffer("value_buffer", None, persistent=False)
         self._length = 0
 
     def __len__(self) -> int:

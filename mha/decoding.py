@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from .generation import eval_mode
+from .generation import compiled_step, eval_mode
 from .transformer import Transformer
 
 
@@ -16,6 +16,7 @@ def greedy_decode(
     use_cache: bool = True,
     src_mask: torch.Tensor | None = None,
     static_cache: bool = False,
+    compile: bool = False,
 ) -> torch.Tensor:
     """Generate target ids ``[B, <= max_len]``, one token per step, starting from ``bos_id``.
 
@@ -28,6 +29,8 @@ def greedy_decode(
     step projects only the newest token; ``use_cache=False`` re-runs the whole prefix.
     Both give the same tokens. ``static_cache=True`` preallocates each self-attention cache
     for all ``max_len`` tokens at once (:class:`mha.StaticKVCache`) instead of growing it.
+    ``compile=True`` (with ``static_cache=True``) runs every step after the first through
+    ``torch.compile`` in its fixed-shape form (see :func:`mha.generate`): the same tokens.
     The model runs in eval mode and is put back as it was.
 
     The loop runs under ``torch.inference_mode()``, PyTorch's context for pure inference:
@@ -38,6 +41,9 @@ def greedy_decode(
     """
     if max_len < 1:
         raise ValueError(f"max_len counts the leading bos token, so it must be >= 1; got {max_len}")
+    if compile and not (use_cache and static_cache):
+        raise ValueError("compile=True compiles the fixed-shape step of the static cache: "
+                         "pass use_cache=True and static_cache=True with it")
     with torch.inference_mode(), eval_mode(model):
         memory = model.encode(src, src_mask)
         B = src.shape[0]
@@ -46,10 +52,16 @@ def greedy_decode(
         caches = None
         if use_cache:
             caches = model.new_caches(max_len if static_cache else None)
-        for _ in range(max_len - 1):
+        if compile:
+            step = compiled_step(_decoder_step, src.device)
+            slots = torch.arange(max_len, device=src.device)  # token t goes to slot t
+        for i in range(max_len - 1):
             step_input = tokens[:, -1:] if use_cache else tokens
-            logits = model.decode(step_input, memory, src_mask, caches=caches)
-            next_token = logits[:, -1].argmax(dim=-1)  # [B]: only the last position matters
+            if compile and i > 0:  # the first step fills the caches (and the memory's)
+                last = step(model, step_input, memory, src_mask, caches, slots[i:i + 1])
+            else:
+                last = model.decode(step_input, memory, src_mask, caches=caches)[:, -1]
+            next_token = last.argmax(dim=-1)  # [B]: only the last position matters
             if eos_id is not None:
                 next_token = next_token.masked_fill(finished, eos_id)  # pad finished rows
                 finished |= next_token == eos_id
@@ -57,3 +69,10 @@ def greedy_decode(
             if eos_id is not None and finished.all():
                 break
     return tokens.clone()  # outside inference mode: an ordinary tensor
+
+
+def _decoder_step(model, token, memory, src_mask, caches, cache_position):
+    """One fixed-shape decoding step of a :class:`mha.Transformer`: token ``[B, 1]`` ->
+    logits of its position ``[B, V]``, written at ``cache_position`` ``[1]``."""
+    return model.decode(token, memory, src_mask, caches=caches,
+                        cache_position=cache_position)[:, -1]

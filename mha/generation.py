@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 
 import torch
 import torch.nn as nn
@@ -33,6 +34,7 @@ def generate(
     use_cache: bool = True,
     attention_mask: torch.Tensor | None = None,
     static_cache: bool = False,
+    compile: bool = False,
 ) -> torch.Tensor:
     """Continue ``prompt`` ``[B, T0]`` by up to ``max_new_tokens``: LongTensor ``[B, T0 + n]``.
 
@@ -46,6 +48,12 @@ def generate(
     with ``False`` every step re-runs the whole sequence. Both give the same tokens.
     ``static_cache=True`` preallocates every cache for all ``T0 + max_new_tokens`` positions
     (:class:`mha.StaticKVCache`, written in place) instead of growing it.
+    ``compile=True`` (with ``static_cache=True``) runs each step after the prefill through
+    ``torch.compile`` in its fixed-shape form (``cache_position``, see :meth:`mha.GPT.forward`):
+    every step then has the same shapes, so it is compiled once (tens of seconds on a CPU)
+    and, on a CUDA GPU, captured as one CUDA graph and replayed (``mode="reduce-overhead"``)
+    instead of launching a hundred small kernels per step. The same tokens as without it,
+    up to float rounding of the compiled kernels.
     A row that emitted ``eos_id`` is padded with ``eos_id`` and generation stops when every
     row has finished (finished rows still draw from ``generator``, so the random stream,
     and thus the result, does not depend on when other rows finish).
@@ -72,6 +80,9 @@ def generate(
     if max_new_tokens < 0:
         raise ValueError(f"max_new_tokens must be >= 0; got {max_new_tokens}")
     check_sampling_args(temperature, top_k, top_p)
+    if compile and not (use_cache and static_cache):
+        raise ValueError("compile=True compiles the fixed-shape step of the static cache: "
+                         "pass use_cache=True and static_cache=True with it")
     if attention_mask is not None:
         check_left_padded(attention_mask, prompt)
     config = model.config
@@ -88,10 +99,20 @@ def generate(
         caches = None
         if use_cache:
             caches = model.new_caches(prompt.shape[1] + max_new_tokens if static_cache else None)
+        if compile:  # the steps after the prefill see every slot of the caches' buffers
+            step = compiled_step(_gpt_step, prompt.device)
+            slots = torch.arange(prompt.shape[1], prompt.shape[1] + max_new_tokens,
+                                 device=prompt.device)  # [n]: where each new token goes
+            full_mask = None  # [B, max_len]: the prompt's padding, and real new tokens
+            if mask is not None:
+                full_mask = torch.cat([mask, mask.new_ones(B, max_new_tokens)], dim=1)
         step_input = prompt  # the first step with a cache is the prefill
-        for _ in range(max_new_tokens):
+        for i in range(max_new_tokens):
             inputs = step_input if use_cache else tokens
-            logits = model(inputs, caches, attention_mask=mask)[:, -1]  # [B, V]
+            if compile and i > 0:
+                logits = step(model, inputs, caches, full_mask, slots[i - 1:i])  # [B, V]
+            else:
+                logits = model(inputs, caches, attention_mask=mask)[:, -1]  # [B, V]
             next_token = sample_next(logits, temperature, top_k, top_p, generator)  # [B, 1]
             if eos_id is not None:
                 next_token = next_token.masked_fill(finished[:, None], eos_id)
@@ -103,6 +124,34 @@ def generate(
             if eos_id is not None and finished.all():
                 break
     return tokens.clone()  # outside inference mode: an ordinary tensor
+
+
+def _gpt_step(model, token, caches, attention_mask, cache_position):
+    """One fixed-shape decoding step of an :class:`mha.GPT`: token ``[B, 1]`` -> logits of
+    its position ``[B, V]``, its keys/values written at ``cache_position`` ``[1]``."""
+    return model(token, caches, attention_mask=attention_mask,
+                 cache_position=cache_position)[:, -1]
+
+
+@functools.cache
+def _compiled(fn, mode):
+    return torch.compile(fn, mode=mode)
+
+
+def compiled_step(fn, device: torch.device):
+    """``fn`` compiled once per process and device kind (compiling is the slow part).
+
+    On a CUDA GPU ``mode="reduce-overhead"`` records the step as a CUDA graph and replays
+    it: one launch per step instead of one per kernel, which is what a one-token step,
+    with its little arithmetic, spends its time on. Elsewhere the compiler fuses kernels.
+    """
+    mode = "reduce-overhead" if torch.device(device).type == "cuda" else None
+    compiled = _compiled(fn, mode)
+
+    def step(*args):
+        torch.compiler.cudagraph_mark_step_begin()  # the last step's outputs are consumed
+        return compiled(*args)
+    return step
 
 
 def check_left_padded(attention_mask: torch.Tensor, prompt: torch.Tensor) -> None:

@@ -195,3 +195,19 @@ def test_gpt_logits_and_gradients_equal_those_with_an_explicit_causal_mask(posit
     torch.testing.assert_close(fast[0], explicit[0], **F32)
     for a, b in zip(fast[1], explicit[1], strict=True):
         torch.testing.assert_close(a, b, **F32)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU here")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_causal_path_on_a_gpu_equals_nn_multiheadattention(dtype):
+    """On a CUDA GPU (where is_causal may take the flash kernel) against
+    nn.MultiheadAttention's own causal path, same weights; bf16 at bf16's tolerance."""
+    m, x = _module_and_input(B=2, L=256, D=64, H=4)
+    twin = torch_twin(m).to("cuda", dtype)
+    m, x = m.to("cuda", dtype), x.detach().to("cuda", dtype)
+    ours, _ = m(x, is_causal=True)
+    theirs, _ = twin(x, x, x, attn_mask=~causal_mask(256, device="cuda"), is_causal=True,
+                     need_weights=False)
+    tol = F32 if dtype == torch.float32 else dict(atol=2e-2, rtol=2e-2)
+    torch.testing.assert_close(ours, theirs, **tol)
+    torch.testing.assert_close(ours, m(x, mask=causal_mask(256, device="cuda"))[0], **tol)
