@@ -1,7 +1,9 @@
 """Specifications of mha.course.explorer: the data it inlines, and that it needs no network.
 
-The interaction itself (choosing a head changes the view, keyboard use, axe-core) is checked
-in a real browser by tests/browser/test_explorer.py on the built chapter 15.
+The interaction itself (the matrix view, choosing a head or a query, hover, the keyboard, the
+Chinese interface, axe-core) is checked in a real browser by
+tests/browser/test_explorer_offline.py, on a page written from show_attention and on the built
+chapter 15.
 """
 from __future__ import annotations
 
@@ -87,3 +89,50 @@ def test_explore_shows_the_models_own_weights():
     data = inlined_data(explore(model, tokens, query=4))
     assert data["query"] == 4 and data["tokens"] == ["1", "2", "3", "1", "2", "3"]
     assert data["weights"][1][0][5] == pytest.approx(weights[1][0, 0, 5].tolist(), abs=5e-4)
+
+
+def test_spans_are_inlined_and_impossible_ones_refused():
+    view = show_attention(causal_weights(1, 1, 5), list("abcde"), spans=[(0, 1, "segment"), (3, 4, "copy")])
+    assert inlined_data(view)["spans"] == [[0, 1, "segment"], [3, 4, "copy"]]
+    with pytest.raises(ValueError, match=r"span 'copy' covers positions 3..5, but the sequence has positions 0..4"):
+        show_attention(causal_weights(1, 1, 5), list("abcde"), spans=[(3, 5, "copy")])
+    with pytest.raises(ValueError, match="a span is"):
+        show_attention(causal_weights(1, 1, 5), list("abcde"), spans=[(3, 4)])
+
+
+def test_a_query_outside_the_sequence_is_refused():
+    with pytest.raises(ValueError, match=r"query 5 is not a position of the 5 tokens \(0..4\)"):
+        show_attention(causal_weights(1, 1, 5), list("abcde"), query=5)
+
+
+def test_the_interface_speaks_the_language_the_course_was_set_to():
+    from mha.course import plotting
+    from mha.course.explorer import INTERFACE
+
+    assert INTERFACE["en"].keys() == INTERFACE["zh"].keys()
+    english = show_attention(causal_weights(), list("abcde"))._repr_html_()
+    assert ">Layer <select" in english and "head 1" in english
+    plotting.use_language("zh")
+    try:
+        chinese = show_attention(causal_weights(), list("abcde"))
+        html = chinese._repr_html_()
+    finally:
+        plotting.use_language("en")
+    data = inlined_data(chinese)
+    assert data["words"] == INTERFACE["zh"] and data["heads"][1] == "头 1"
+    assert data["layers"] == ["第 0 层", "第 1 层"] and 'lang="zh-CN"' in html
+    for word in ("Layer", "Head", "attends most to", "attention weight", "needs JavaScript"):
+        assert word not in html.replace(_script_text(), ""), word
+    with pytest.raises(ValueError, match="language must be one of"):
+        show_attention(torch.eye(2), "ab", language="fr")
+
+
+def _script_text():
+    return (Path(mha.course.__file__).parent / "explorer.js").read_text(encoding="utf-8")
+
+
+def test_every_text_the_script_shows_is_in_the_interface_table():
+    from mha.course.explorer import INTERFACE
+
+    used = set(re.findall(r"words\.(\w+)", _script_text()))
+    assert used and used <= INTERFACE["en"].keys(), used - INTERFACE["en"].keys()

@@ -12,10 +12,13 @@ import torch
 import torch.nn.functional as F
 
 from mha import apply_rope
-from mha.course.induction import (AttentionOnly, CopyBatch, ablate_heads, ablation_table,
-                                  copy_batch, copy_loss, evaluate, exercise_model, head_scores,
-                                  induction_score, previous_token_score, train_exercise_weights,
-                                  EXERCISE_WEIGHTS)
+from mha.course.induction import (AttentionOnly, CopyBatch, TrainResult, ablate_heads,
+                                  ablation_table, copy_batch, copy_loss, copy_loss_by_position,
+                                  direct_logit_accuracy, evaluate, exercise_model, head_scores,
+                                  induction_score, lag_scan, lag_score, offset_scan,
+                                  path_ablated_loss, previous_token_score, run_with_head_outputs,
+                                  scores_over_training, train_exercise_weights,
+                                  uniform_causal_weights, EXERCISE_WEIGHTS)
 
 
 def batch_of(seed=0, B=200, **kw):
@@ -116,27 +119,39 @@ def test_scores_refuse_weights_of_the_wrong_shape():
         induction_score(torch.rand(3, 4, 64, 64), batch)
 
 
-def forward_by_hand(model: AttentionOnly, tokens, zero=()):
-    """The model's forward pass written out head by head, with the heads in ``zero`` left out."""
+def forward_by_hand(model: AttentionOnly, tokens, zero=(), remove=(), path=None,
+                    contributions=None):
+    """The model's forward pass written out head by head, with the heads in ``zero`` left out.
+
+    ``remove`` and ``path``: those heads' outputs are subtracted from that input ("query",
+    "key" or "value") of layer 1 only. ``contributions``: a list that receives, per layer and
+    head, what the head adds to the residual stream ``[B, T, D]``.
+    """
     x = model.embed(tokens)
     if model.pos is not None:
         x = x + model.pos.weight[: tokens.shape[1]]
     T = tokens.shape[1]
     allowed = torch.ones(T, T).tril().bool()
+    added = {}  # (layer, head) -> [B, T, D]
     for layer, (norm, attn) in enumerate(zip(model.norms, model.attns)):
-        h_in = norm(x)
+        inputs = {"query": x, "key": x, "value": x}
+        if layer == 1 and remove:
+            inputs[path] = x - sum(added[lh] for lh in remove)
         d_k = attn.head_dim
         heads = []
         for h in range(model.num_heads):
             cols = slice(h * d_k, (h + 1) * d_k)
-            q = h_in @ attn.q_proj.weight[cols].T + attn.q_proj.bias[cols]  # [B, T, d_k]
-            k = h_in @ attn.k_proj.weight[cols].T + attn.k_proj.bias[cols]
-            v = h_in @ attn.v_proj.weight[cols].T + attn.v_proj.bias[cols]
+            q = norm(inputs["query"]) @ attn.q_proj.weight[cols].T + attn.q_proj.bias[cols]
+            k = norm(inputs["key"]) @ attn.k_proj.weight[cols].T + attn.k_proj.bias[cols]
+            v = norm(inputs["value"]) @ attn.v_proj.weight[cols].T + attn.v_proj.bias[cols]
             if model.positions == "rope":
                 q, k = apply_rope(q, torch.arange(T)), apply_rope(k, torch.arange(T))
             scores = (q @ k.transpose(-1, -2)) / math.sqrt(d_k)
             a = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
             heads.append(torch.zeros_like(v) if (layer, h) in zero else a @ v)
+            added[layer, h] = heads[-1] @ attn.o_proj.weight[:, cols].T
+        if contributions is not None:
+            contributions.append([added[layer, h] for h in range(model.num_heads)])
         x = x + F.linear(torch.cat(heads, dim=-1), attn.o_proj.weight, attn.o_proj.bias)
     return model.unembed(model.final_norm(x))
 
@@ -183,6 +198,182 @@ def test_weights_start_from_a_normal_with_std_002():
     w = torch.cat([model.embed.weight.flatten(), model.attns[0].q_proj.weight.flatten()])
     assert w.std().item() == pytest.approx(0.02, rel=0.05)
     assert model.attns[0].q_proj.bias.abs().max() == 0
+
+
+def test_lag_score_finds_a_head_that_looks_a_fixed_distance_back():
+    T, lag = 12, 7
+    w = causal_uniform(2, 2, T)
+    w[:, 1] = 0
+    w[:, 1, torch.arange(lag, T), torch.arange(T - lag)] = 1  # head 1: exactly 7 tokens back
+    w[:, 1, torch.arange(lag), torch.arange(lag)] = 1  # (earlier queries: themselves)
+    scan = lag_scan(w, range(1, 10))  # [9, H]
+    assert scan[lag - 1, 1] == pytest.approx(1.0)
+    assert scan[[i for i in range(9) if i != lag - 1], 1].abs().max() == 0
+    # the uniform head: 1/(t+1) on t - lag, averaged over the queries that have such a key
+    expected = sum(1 / (t + 1) for t in range(lag, T)) / (T - lag)
+    assert lag_score(w, lag)[0].item() == pytest.approx(expected)
+    assert torch.equal(previous_token_score(w), lag_score(w, 1))
+    with pytest.raises(ValueError, match="lag must be between 1 and T - 1 = 11; got 12"):
+        lag_score(w, 12)
+
+
+def test_offset_scan_finds_a_shifted_induction_head():
+    batch = batch_of(B=3)
+    B, T = batch.tokens.shape
+    w = causal_uniform(B, 2, T)
+    for b in range(B):  # head 1 attends 7 tokens after the earlier occurrence
+        s, d, P = int(batch.src[b]), int(batch.dst[b]), int(batch.length[b])
+        for i in range(P - 1):
+            w[b, 1, d + i] = 0
+            w[b, 1, d + i, s + i + 7] = 1
+    scan = offset_scan(w, batch, range(0, 10))
+    assert scan[7, 1] == pytest.approx(1.0) and scan[1, 1] == 0  # textbook offset: nothing
+    assert torch.equal(scan[1], induction_score(w, batch))
+
+
+def test_uniform_weights_give_the_baselines_of_the_scores():
+    batch = batch_of(B=5)
+    w = uniform_causal_weights(5, 64)
+    assert w.shape == (5, 1, 64, 64)
+    torch.testing.assert_close(w.sum(-1), torch.ones(5, 1, 64))
+    assert previous_token_score(w).item() == pytest.approx(
+        sum(1 / (t + 1) for t in range(1, 64)) / 63)
+    torch.testing.assert_close(induction_score(w, batch), induction_score(causal_uniform(5, 1, 64), batch))
+
+
+def trained_looking_model(seed=0):
+    torch.manual_seed(seed)
+    model = AttentionOnly(vocab_size=11, d_model=16, num_heads=4, num_layers=2, max_len=12)
+    for p in model.parameters():  # larger weights than the N(0, 0.02) init: heads matter
+        torch.nn.init.normal_(p, std=0.5)
+    return model.eval()
+
+
+def test_head_outputs_are_what_each_head_adds_to_the_residual_stream():
+    model = trained_looking_model()
+    tokens = torch.randint(11, (3, 12), generator=torch.Generator().manual_seed(2))
+    logits, outputs = run_with_head_outputs(model, tokens)
+    by_hand = []
+    expected = forward_by_hand(model, tokens, contributions=by_hand)
+    torch.testing.assert_close(logits, expected, atol=1e-5, rtol=1e-5)
+    for layer in range(2):
+        for h in range(4):
+            torch.testing.assert_close(outputs[layer][:, :, h], by_hand[layer][h],
+                                       atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("path", ["query", "key", "value"])
+def test_removing_a_head_from_one_input_of_layer_1_changes_only_that_input(path):
+    model = trained_looking_model(1)
+    tokens = torch.randint(11, (3, 12), generator=torch.Generator().manual_seed(3))
+    remove = [(0, 1), (0, 3)]
+    logits, _ = run_with_head_outputs(model, tokens, remove, path)
+    expected = forward_by_hand(model, tokens, remove=remove, path=path)
+    torch.testing.assert_close(logits, expected, atol=1e-5, rtol=1e-5)
+    assert not torch.allclose(logits, model(tokens)[0], atol=1e-3)  # it does change something
+
+
+def test_path_ablation_refuses_heads_that_layer_1_cannot_read_and_unknown_paths():
+    model = AttentionOnly(num_layers=2)
+    batch = batch_of(B=2)
+    with pytest.raises(ValueError, match=r"head \(1, 0\) cannot be removed from layer 1"):
+        path_ablated_loss(model, batch, [(1, 0)], "key")
+    with pytest.raises(ValueError, match="path must be"):
+        path_ablated_loss(model, batch, [(0, 0)], "keys")
+
+
+def test_path_ablated_loss_is_the_copy_loss_of_the_path_ablated_model():
+    torch.manual_seed(0)
+    model = AttentionOnly(num_layers=2)
+    for p in model.parameters():
+        torch.nn.init.normal_(p, std=0.3)
+    batch = batch_of(B=4)
+    with torch.no_grad():
+        expected = copy_loss(forward_by_hand(model, batch.tokens, remove=[(0, 2)], path="key"), batch)
+    assert path_ablated_loss(model, batch, [(0, 2)], "key") == pytest.approx(expected.item(), abs=1e-5)
+
+
+def test_direct_logit_accuracy_reads_each_heads_output_through_the_frozen_final_norm():
+    torch.manual_seed(0)
+    model = AttentionOnly(num_layers=2)
+    for p in model.parameters():
+        torch.nn.init.normal_(p, std=0.3)
+    batch = batch_of(B=4)
+    by_hand = []
+    with torch.no_grad():
+        forward_by_hand(model, batch.tokens, contributions=by_hand)
+    gain, W_U = model.final_norm.weight, model.unembed.weight
+    expected = torch.zeros(2, 4)
+    count = 0
+    for b in range(4):  # one prediction at a time: positions dst .. dst + P - 2
+        d, P = int(batch.dst[b]), int(batch.length[b])
+        for t in range(d, d + P - 1):
+            count += 1
+            for layer in range(2):
+                for h in range(4):
+                    c = by_hand[layer][h][b, t]
+                    logits = W_U @ ((c - c.mean()) * gain)
+                    expected[layer, h] += float(logits.argmax() == batch.tokens[b, t + 1])
+    torch.testing.assert_close(direct_logit_accuracy(model, batch), expected / count)
+
+
+def test_direct_logit_accuracy_is_one_for_a_head_that_writes_the_next_token():
+    """A 1-layer model whose head 0 attends to the token itself and writes its embedding,
+    read by an output layer equal to the embedding: on a sequence that predicts its own
+    token (all copies of one token) it ranks the right token first every time."""
+    torch.manual_seed(0)
+    model = AttentionOnly(vocab_size=8, d_model=8, num_heads=2, num_layers=1, max_len=64).eval()
+    with torch.no_grad():
+        model.embed.weight.copy_(torch.eye(8) * 5)
+        model.unembed.weight.copy_(torch.eye(8))
+        attn = model.attns[0]
+        for proj in (attn.q_proj, attn.k_proj, attn.v_proj, attn.o_proj):
+            proj.weight.zero_(); proj.bias.zero_()
+        attn.v_proj.weight[:4, :4] = torch.eye(4)  # head 0 (columns 0..3) reads tokens 0..3
+        attn.o_proj.weight[:4, :4] = torch.eye(4)  # and writes them back where they came from
+    tokens = torch.tensor([[2] * 64])
+    batch = CopyBatch(tokens, torch.tensor([0]), torch.tensor([20]), torch.tensor([16]))
+    accuracy = direct_logit_accuracy(model, batch)
+    assert accuracy[0, 0] == 1.0 and accuracy[0, 1] == 0.0
+
+
+def test_loss_by_position_in_the_copy_is_each_tokens_cross_entropy():
+    batch = batch_of(B=4)
+    torch.manual_seed(0)
+    model = AttentionOnly(num_layers=2)
+    for p in model.parameters():
+        torch.nn.init.normal_(p, std=0.3)
+    with torch.no_grad():
+        logits, _ = model(batch.tokens)
+    n = int(batch.length.min())
+    expected = torch.zeros(n)
+    for b in range(4):
+        d = int(batch.dst[b])
+        for i in range(n):  # token d + i, predicted from position d + i - 1
+            expected[i] += F.cross_entropy(logits[b, d + i - 1], batch.tokens[b, d + i]) / 4
+    torch.testing.assert_close(copy_loss_by_position(model, batch), expected)
+
+
+def test_scores_over_training_score_each_snapshot_and_the_end():
+    batch = batch_of(B=6)
+    models = []
+    for seed in range(3):
+        torch.manual_seed(seed)
+        models.append(AttentionOnly(num_layers=2))
+        for p in models[-1].parameters():
+            torch.nn.init.normal_(p, std=0.3)
+    run = TrainResult(models[2].eval(), losses=[0.0] * 50,
+                      snapshots={0: models[0].state_dict(), 25: models[1].state_dict()})
+    got = scores_over_training(run, batch, lags=(1, 3), offsets=(0, 1))
+    assert got["steps"].tolist() == [0, 25, 50]
+    for k, m in enumerate(models):
+        with torch.no_grad():
+            _, weights = m.eval()(batch.tokens, need_weights=True)
+        for layer in range(2):
+            torch.testing.assert_close(got["lag"][k, 1, layer], lag_score(weights[layer], 3))
+            torch.testing.assert_close(got["offset"][k, 1, layer],
+                                       induction_score(weights[layer], batch))
+    assert torch.equal(run.model.state_dict()["embed.weight"], models[2].state_dict()["embed.weight"])
 
 
 # ------------------------------------------------------------------ exercise 16's model

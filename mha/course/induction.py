@@ -31,8 +31,17 @@ The scores (exact definitions, weights ``A`` ``[B, H, T, T]``, query row, key co
   exactly the positions whose predictions :func:`copy_loss` scores. ``offset=0`` is the
   earlier occurrence itself, other offsets are controls.
 
+* :func:`lag_score` generalises the previous-token score to any distance back
+  (``lag=1`` is the previous token) and :func:`offset_scan` the induction score to any
+  offset: a circuit built *shifted* (a layer-0 head looking 7 tokens back, layer-1 heads
+  attending 7 tokens after the earlier occurrence) scores near 0 at the textbook distances
+  and shows up in the scans.
+
 Ablation (:func:`ablate_heads`): a head is removed by zeroing its output, the head's
 ``d_k`` slice of the merged heads, just before the output projection ``o_proj``.
+:func:`path_ablated_loss` removes earlier heads' outputs from *one* input (query, key or
+value) of a later layer only; :func:`direct_logit_accuracy` asks whether a head's own output,
+read straight through the final LayerNorm and the output layer, names the next token.
 
 Exercise 16 gives the learner a model trained here with a seed chapter 15 does not show
 (:func:`exercise_model`), so that its heads must be found by measurement.
@@ -40,6 +49,7 @@ Exercise 16 gives the learner a model trained here with a seed chapter 15 does n
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import math
 import time
@@ -123,7 +133,8 @@ class AttentionOnly(nn.Module):
 
     ``positions="rope"`` rotates queries and keys inside attention (``rope_base`` 10000);
     ``"learned"`` adds a learned position table to the embeddings. Every linear and
-    embedding weight starts from N(0, 0.02), biases at 0.
+    embedding weight starts from N(0, 0.02²) (standard deviation 0.02), biases at 0; the
+    LayerNorm gains start at 1 and their biases at 0.
     ``forward(tokens [B, T], need_weights=False)`` returns ``(logits [B, T, V],
     weights)``, ``weights`` a list with one ``[B, H, T, T]`` tensor per layer (or None).
     """
@@ -202,11 +213,47 @@ def previous_token_score(weights: torch.Tensor) -> torch.Tensor:
     """Per head: mean weight on the token just before the query. ``[B, H, T, T] -> [H]``.
 
     Mean over the batch and queries ``t = 1 .. T - 1`` of ``weights[b, h, t, t - 1]``
-    (query 0 has no predecessor).
+    (query 0 has no predecessor). The same as ``lag_score(weights, 1)``.
+    """
+    return lag_score(weights, 1)
+
+
+def lag_score(weights: torch.Tensor, lag: int) -> torch.Tensor:
+    """Per head: mean weight on the token ``lag`` positions before the query. ``-> [H]``.
+
+    ``weights`` ``[B, H, T, T]``; mean over the batch and queries ``t = lag .. T - 1`` of
+    ``weights[b, h, t, t - lag]`` (earlier queries have no such key).
     """
     _check_weights(weights)
-    diagonal = torch.diagonal(weights, offset=-1, dim1=-2, dim2=-1)  # [B, H, T - 1]
+    T = weights.shape[-1]
+    if not 1 <= lag < T:
+        raise ValueError(f"lag must be between 1 and T - 1 = {T - 1}; got {lag}")
+    diagonal = torch.diagonal(weights, offset=-lag, dim1=-2, dim2=-1)  # [B, H, T - lag]
     return diagonal.mean(dim=(0, 2))
+
+
+def lag_scan(weights: torch.Tensor, lags) -> torch.Tensor:
+    """:func:`lag_score` at each of ``lags``: ``[B, H, T, T] -> [len(lags), H]``."""
+    return torch.stack([lag_score(weights, lag) for lag in lags])
+
+
+def offset_scan(weights: torch.Tensor, batch: "CopyBatch", offsets) -> torch.Tensor:
+    """:func:`induction_score` at each of ``offsets``: ``[B, H, T, T] -> [len(offsets), H]``.
+
+    Offset ``k``: the weight from the copy's token ``dst + i`` to ``src + i + k``. Offsets
+    ``0 .. min_len`` are always possible (the copy starts at least ``P`` after the segment).
+    """
+    return torch.stack([induction_score(weights, batch, offset=k) for k in offsets])
+
+
+def uniform_causal_weights(batch_size: int, seq_len: int) -> torch.Tensor:
+    """``[B, 1, T, T]``: each query ``t`` spreads its weight evenly over keys ``0 .. t``.
+
+    A head that looked nowhere in particular; its scores are the baselines of the scores.
+    """
+    allowed = causal_mask(seq_len).float()  # [T, T]
+    rows = allowed / allowed.sum(dim=-1, keepdim=True)
+    return rows.expand(batch_size, 1, seq_len, seq_len)
 
 
 def induction_score(weights: torch.Tensor, batch: CopyBatch, offset: int = 1) -> torch.Tensor:
@@ -223,14 +270,17 @@ def induction_score(weights: torch.Tensor, batch: CopyBatch, offset: int = 1) ->
     if batch.tokens.shape != (B, T):
         raise ValueError(f"weights are for {B} sequences of length {T}, but the batch's "
                          f"tokens have shape {list(batch.tokens.shape)}")
-    per_sequence = []
-    for b in range(B):
-        i = torch.arange(int(batch.length[b]) - 1)
-        queries, keys = batch.dst[b] + i, batch.src[b] + i + offset
-        if (keys < 0).any() or (keys > queries).any():
-            raise ValueError(f"offset={offset} puts keys before 0 or after their queries")
-        per_sequence.append(weights[b, :, queries, keys].mean(dim=-1))  # [H]
-    return torch.stack(per_sequence).mean(dim=0)
+    # all sequences at once: i = 0 .. max P - 2, with the i past a sequence's own P - 2 masked
+    i = torch.arange(int(batch.length.max()) - 1)  # [I]
+    used = i[None, :] < (batch.length - 1)[:, None]  # [B, I]
+    queries = batch.dst[:, None] + i  # [B, I]
+    keys = batch.src[:, None] + i + offset
+    if (keys[used] < 0).any() or (keys[used] > queries[used]).any():
+        raise ValueError(f"offset={offset} puts keys before 0 or after their queries")
+    queries, keys = queries.clamp(max=T - 1), keys.clamp(0, T - 1)  # masked ones: any valid index
+    picked = weights[torch.arange(B)[:, None], :, queries, keys]  # [B, I, H]
+    per_sequence = (picked * used[..., None]).sum(dim=1) / used.sum(dim=1, keepdim=True)  # [B, H]
+    return per_sequence.mean(dim=0)
 
 
 def _check_weights(weights: torch.Tensor) -> None:
@@ -265,6 +315,134 @@ def evaluate(model: AttentionOnly, batch: CopyBatch, ablate=()) -> float:
         return copy_loss(logits, batch).item()
     finally:
         model.train(was_training)
+
+
+@torch.no_grad()
+def run_with_head_outputs(model: AttentionOnly, tokens: torch.Tensor, remove=(),
+                          path: str | None = None, reader: int = 1):
+    """The model's forward pass, keeping what each head adds to the residual stream.
+
+    Returns ``(logits [B, T, V], outputs)``: ``outputs[layer]`` is ``[B, T, H, D]``, head
+    ``h``'s contribution ``merged_h @ W_o[:, h]ᵀ`` (the layer adds their sum plus ``o_proj``'s
+    bias). ``remove`` ``[(layer, head), ...]`` (heads of layers before ``reader``) and ``path``
+    (``"query"``, ``"key"`` or ``"value"``): those heads' contributions are taken out of that
+    one input of layer ``reader`` only; the rest of the model sees them as usual.
+    """
+    if path not in (None, "query", "key", "value"):
+        raise ValueError(f'path must be "query", "key" or "value"; got {path!r}')
+    for layer, head in remove:
+        if not 0 <= layer < reader or not 0 <= head < model.num_heads:
+            raise ValueError(f"head ({layer}, {head}) cannot be removed from layer {reader}'s "
+                             f"input: it must be a head of an earlier layer (0..{reader - 1}), "
+                             f"numbered 0..{model.num_heads - 1}")
+    B, T = tokens.shape
+    x = model.embed(tokens)  # [B, T, D]
+    if model.pos is not None:
+        x = x + model.pos(torch.arange(T, device=tokens.device))
+    mask = causal_mask(T, device=tokens.device)
+    outputs = []
+    for layer, (norm, attn) in enumerate(zip(model.norms, model.attns)):
+        inputs = {"query": x, "key": x, "value": x}
+        if layer == reader and remove:
+            removed = sum(outputs[l][:, :, h] for l, h in remove)  # [B, T, D]
+            inputs[path] = x - removed
+        merged = []
+        hook = attn.o_proj.register_forward_pre_hook(lambda m, args: merged.append(args[0]))
+        try:
+            out, _ = attn(norm(inputs["query"]), norm(inputs["key"]), norm(inputs["value"]),
+                          mask=mask)
+        finally:
+            hook.remove()
+        d_k = attn.head_dim
+        per_head = merged[0].unflatten(-1, (model.num_heads, d_k))  # [B, T, H, d_k]
+        w_o = attn.o_proj.weight.unflatten(-1, (model.num_heads, d_k))  # [D, H, d_k]
+        outputs.append(torch.einsum("bthk,dhk->bthd", per_head, w_o))  # [B, T, H, D]
+        x = x + out
+    return model.unembed(model.final_norm(x)), outputs
+
+
+def path_ablated_loss(model: AttentionOnly, batch: CopyBatch, heads, path: str,
+                      reader: int = 1) -> float:
+    """The copy loss when ``heads`` are removed from one input (``path``) of layer ``reader``.
+
+    K-composition (a later head's *key* reads an earlier head's output) shows as a loss that
+    rises when ``path="key"``; V-composition when ``path="value"``.
+    """
+    was_training = model.training
+    model.eval()
+    try:
+        logits, _ = run_with_head_outputs(model, batch.tokens, heads, path, reader)
+    finally:
+        model.train(was_training)
+    return copy_loss(logits, batch).item()
+
+
+@torch.no_grad()
+def direct_logit_accuracy(model: AttentionOnly, batch: CopyBatch) -> torch.Tensor:
+    """``[num_layers, H]``: how often a head's own output ranks the right next token first.
+
+    At each prediction the copy loss scores, the head's contribution ``c`` ``[D]`` is read
+    straight into logits through the final LayerNorm with its scale frozen (centred, times
+    the gain, then the output layer: ``W_U (γ ⊙ (c - mean c))``; the frozen division by the
+    standard deviation is positive and does not change the ranking). A head that copies the
+    token it attends to scores high; chance is ``1 / V``.
+    """
+    was_training = model.training
+    model.eval()
+    try:
+        _, outputs = run_with_head_outputs(model, batch.tokens)
+    finally:
+        model.train(was_training)
+    mask = batch.target_mask()  # [B, T - 1]
+    targets = batch.tokens[:, 1:][mask]  # [N]
+    gain = model.final_norm.weight
+    table = []
+    for per_head in outputs:  # [B, T, H, D]
+        c = per_head[:, :-1][mask]  # [N, H, D]
+        logits = model.unembed((c - c.mean(dim=-1, keepdim=True)) * gain)  # [N, H, V]
+        table.append((logits.argmax(dim=-1) == targets[:, None]).float().mean(dim=0))
+    return torch.stack(table)
+
+
+@torch.no_grad()
+def copy_loss_by_position(model: AttentionOnly, batch: CopyBatch) -> torch.Tensor:
+    """``[min P]``: mean loss (nats) of the copy's token ``i``, for ``i = 0 .. min P - 1``.
+
+    Token ``dst + i`` is predicted at position ``dst + i - 1``. Position 0, the copy's first
+    token, cannot be predicted (the copy loss leaves it out); every sequence has the
+    positions up to the shortest segment's length.
+    """
+    was_training = model.training
+    model.eval()
+    try:
+        logits, _ = model(batch.tokens)
+    finally:
+        model.train(was_training)
+    per_token = F.cross_entropy(logits[:, :-1].transpose(1, 2), batch.tokens[:, 1:],
+                                reduction="none")  # [B, T - 1]: column t predicts t + 1
+    i = torch.arange(int(batch.length.min()))
+    rows = torch.arange(len(batch.dst))[:, None]
+    return per_token[rows, batch.dst[:, None] + i - 1].mean(dim=0)
+
+
+@torch.no_grad()
+def scores_over_training(result: "TrainResult", batch: CopyBatch, lags=(1,),
+                         offsets=(1,)) -> dict[str, torch.Tensor]:
+    """Scores of every head at each snapshot of a run (and at its end).
+
+    Returns ``steps`` ``[S]``; ``lag`` ``[S, len(lags), num_layers, H]`` (:func:`lag_score`)
+    and ``offset`` ``[S, len(offsets), num_layers, H]`` (:func:`offset_scan`).
+    """
+    model = copy.deepcopy(result.model).eval()
+    steps = sorted(result.snapshots) + [len(result.losses)]
+    lag, offset = [], []
+    for step in steps:
+        state = result.snapshots.get(step, result.model.state_dict())
+        model.load_state_dict(state)
+        _, weights = model(batch.tokens, need_weights=True)
+        lag.append(torch.stack([lag_scan(w, lags) for w in weights], dim=1))
+        offset.append(torch.stack([offset_scan(w, batch, offsets) for w in weights], dim=1))
+    return {"steps": torch.tensor(steps), "lag": torch.stack(lag), "offset": torch.stack(offset)}
 
 
 def ablation_table(model: AttentionOnly, batch: CopyBatch) -> torch.Tensor:
