@@ -157,7 +157,6 @@ def english_in_code(source: str, names: set[str], keys: frozenset[str] = frozens
 # means the page is clean: take it off this list.
 NOT_YET = {
     "chapters/15_looking_inside": "the quiz cell's comments (chapter 15 is being revised and re-translated)",
-    "chapters/10_efficient_attention": "the quiz cell's comments and the alt texts (chapter 10 is being revised)",
 }
 
 

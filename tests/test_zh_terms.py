@@ -193,6 +193,8 @@ def test_a_pending_rendering_is_gone_from_every_page(canonical, variant):
 def test_one_rendering_per_phrase_and_a_variant_of_one_is_found():
     assert variant_hits("RoPE 的半旋转布局") and not variant_hits("RoPE 的旋转一半布局")
     assert variant_hits("[logits](../glossary.md#term-logits)（对数几率）")
+    assert variant_hits("用小批量训练") and not variant_hits("用批量训练")
+    assert variant_hits("## 检验你的理解") and not variant_hits("## 自测")
     seen = {}
     for row in TERMS + PHRASES:
         for name in [row["zh"], *row.get("variants", []), *row.get("pending", [])]:
