@@ -247,18 +247,9 @@ def main(argv=None) -> int:
     name, peak = peak_tflops(device)
     print(f"device: {device} ({name}), sizes: {args.sizes}", flush=True)
 
-    print("1. attention forward + backward ...", flush=True)
-    attention = attention_rows(size["mha"], size["reps"], device)
-    print("2. training step ...", flush=True)
-    training = training_rows(size["gpt"], size["train"], max(3, size["reps"] // 3), device,
-                             compile_too)
-    print("3. greedy generation ...", flush=True)
-    decoding = decoding_rows(size["gpt"], size["prompt"], size["new_tokens"], size["batches"],
-                             size["decode_reps"], device, compile_too)
-
     import transformers
     g, tr = size["gpt"], size["train"]
-    text = "\n\n".join([
+    parts = [
         "# bench/gpu.py results",
         f"Device: **{name}** ({device.type}); sizes: `{args.sizes}`; torch {torch.__version__}, "
         f"transformers {transformers.__version__}, Python {platform.python_version()}; "
@@ -266,28 +257,41 @@ def main(argv=None) -> int:
         "interleaved repetitions; a ratio is the median of per-repetition ratios "
         "(quartiles in brackets). Produced by `python bench/gpu.py --sizes "
         f"{args.sizes}`{' --no-compile' if args.no_compile else ''}.",
-        "## 1. Causal multi-head attention, forward + backward",
-        "Ours: `mha.MultiHeadAttention(x, is_causal=True)`; reference: "
-        "`nn.MultiheadAttention(x, x, x, attn_mask=causal, is_causal=True, need_weights=False)`"
-        ", same weights. Target: ratio <= 1.0.",
-        table(["shape", "dtype", "ours", "nn.MultiheadAttention", "ours / theirs"], attention),
-        "## 2. Training step, GPT-2 124M shape" if args.sizes == "full" else
-        "## 2. Training step (small GPT-2-style model)",
-        f"vocab {g['vocab']}, D={g['d_model']}, {g['layers']} layers, {g['heads']} heads; "
-        f"B={tr['batch']}, T={tr['T']}; "
-        + ("bfloat16 autocast" if device.type == "cuda" else "float32")
-        + f"; AdamW. Peak for MFU: {'unknown' if peak is None else f'{peak:.0f} TFLOP/s bf16'}. "
-        "Targets (GPU): compiled >= 35% MFU and <= 0.9x transformers' time.",
-        table(["model", "time per step", "tokens/s", "MFU", "vs transformers"], training),
-        "## 3. Greedy generation",
-        f"{size['new_tokens']} new tokens after a {size['prompt']}-token prompt, "
-        "`mha.generate(temperature=0)` against `transformers` `generate(do_sample=False)`. "
-        "Targets (GPU): compiled static cache >= 8x faster than no cache, <= 0.5x "
-        "transformers' time.",
-        table(["batch", "ours", "time", "speed-up vs no cache", "vs transformers"], decoding),
-    ]) + "\n"
-    args.out.write_text(text)
-    print(text)
+    ]
+
+    def write(*section):  # after every section: a run cut short keeps what it measured
+        parts.extend(section)
+        args.out.write_text("\n\n".join(parts) + "\n")
+        print("\n\n".join(section), flush=True)
+
+    print("1. attention forward + backward ...", flush=True)
+    attention = attention_rows(size["mha"], size["reps"], device)
+    write("## 1. Causal multi-head attention, forward + backward",
+          "Ours: `mha.MultiHeadAttention(x, is_causal=True)`; reference: "
+          "`nn.MultiheadAttention(x, x, x, attn_mask=causal, is_causal=True, "
+          "need_weights=False)`, same weights. Target: ratio <= 1.0.",
+          table(["shape", "dtype", "ours", "nn.MultiheadAttention", "ours / theirs"], attention))
+    print("2. training step ...", flush=True)
+    training = training_rows(size["gpt"], size["train"], max(3, size["reps"] // 3), device,
+                             compile_too)
+    write("## 2. Training step, GPT-2 124M shape" if args.sizes == "full" else
+          "## 2. Training step (small GPT-2-style model)",
+          f"vocab {g['vocab']}, D={g['d_model']}, {g['layers']} layers, {g['heads']} heads; "
+          f"B={tr['batch']}, T={tr['T']}; "
+          + ("bfloat16 autocast" if device.type == "cuda" else "float32")
+          + f"; AdamW. Peak for MFU: "
+          f"{'unknown' if peak is None else f'{peak:.0f} TFLOP/s bf16'}. "
+          "Targets (GPU): compiled >= 35% MFU and <= 0.9x transformers' time.",
+          table(["model", "time per step", "tokens/s", "MFU", "vs transformers"], training))
+    print("3. greedy generation ...", flush=True)
+    decoding = decoding_rows(size["gpt"], size["prompt"], size["new_tokens"], size["batches"],
+                             size["decode_reps"], device, compile_too)
+    write("## 3. Greedy generation",
+          f"{size['new_tokens']} new tokens after a {size['prompt']}-token prompt, "
+          "`mha.generate(temperature=0)` against `transformers` `generate(do_sample=False)`. "
+          "Targets (GPU): compiled static cache >= 8x faster than no cache, <= 0.5x "
+          "transformers' time.",
+          table(["batch", "ours", "time", "speed-up vs no cache", "vs transformers"], decoding))
     print(f"wrote {args.out}")
     return 0
 

@@ -14,7 +14,7 @@ torch.cuda.get_device_name() if torch.cuda.is_available() else '')"
 nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv 2>/dev/null || true
 
 echo "== 1. device tests"
-timeout 240 "$PY" -m pytest -q -p no:cacheprovider --durations=10 \
+timeout 200 "$PY" -m pytest -q -p no:cacheprovider --durations=10 \
     tests/test_devices.py tests/test_device.py tests/test_precision.py \
     tests/test_causal_fast_path.py tests/test_compiled_decoding.py 2>&1 | tee /tmp/gpu_tests.log
 tests_rc=${PIPESTATUS[0]}
