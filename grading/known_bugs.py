@@ -450,6 +450,10 @@ BUGS = {
             ('moved[:, position] += 1.0',
              'moved[0, position] += 1.0'),
         ], 'mistake:one_row'),
+        ('q7', 'moves the token in the caller\'s x (in place)', [
+            ('moved = x.clone()\n    moved[:, position] += 1.0\n    return (model(moved) - model(x))',
+             'before = model(x)\n    x[:, position] += 1.0\n    return (model(x) - before)'),
+        ], 'mistake:in_place'),
         ('q7', 'forgets that the reach stops at the start of the sentence', [
             ('prediction = {1: 3, 3: 6}',
              'prediction = {1: 3, 3: 7}'),

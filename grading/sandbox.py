@@ -335,6 +335,13 @@ class Remote:
         except Exception as exc:
             _raise_from_notebook(exc)
 
+    def changed_in_place(self) -> list:
+        """Which tensor arguments this object's last call changed in place (positions; names
+        for keyword arguments). Arguments cross as copies, so the grader's own tensors never
+        change: a test asks here (``getattr(fn, "changed_in_place", None)``; in the notebook,
+        where ``fn`` is the function itself, it compares the caller's tensor instead)."""
+        return self._sandbox.changed_in_place(self)
+
     def notebook_defines(self, name: str) -> bool:
         """Whether ``name``, as this function of the notebook reads it, is a function or class
         the notebook defines (the student's own helper; ``mha.course.checks.forbid`` asks)."""
@@ -440,6 +447,7 @@ class Sandbox:
         self._buffer = bytearray()
         self._exported: dict[int, object] = {}
         self._exported_ids: dict[int, int] = {}
+        self._changed: dict[int, list] = {}  # handle -> what its last call changed in place
 
     # ------------------------------------------------------------------ process
     def start(self) -> None:
@@ -756,12 +764,20 @@ class Sandbox:
         self._check(remote)
         reply = self.request({"op": "call", "target": remote, "args": list(args),
                               "kwargs": dict(kwargs), "record": record}, self.limits.call)
+        changed = reply.get("changed") if isinstance(reply.get("changed"), list) else []
+        self._changed[remote._id] = [key for key in changed[:MAX_NAMES] if type(key) in (int, str)]
         value = self._value(reply)
         if not record:
             return value
         names = reply.get("executed")
         names = names if isinstance(names, list) else []
         return value, {name for name in names[:MAX_NAMES] if isinstance(name, str) and len(name) <= 300}
+
+    def changed_in_place(self, remote: Remote) -> list:
+        """Positions (names of keyword arguments) of the tensor arguments that ``remote``'s
+        last call changed in place, as the sandbox reports them."""
+        self._check(remote)
+        return list(self._changed.get(remote._id, []))
 
     def defines(self, remote: Remote, name: str) -> bool:
         self._check(remote)

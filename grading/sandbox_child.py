@@ -74,6 +74,31 @@ def dumps(tree) -> bytes:
 
 # ----------------------------------------------------------------------------- values
 
+def tensor_arguments(args, kwargs, copy: bool = False) -> list:
+    """``[(position or name, tensor)]`` of a call's tensor arguments, copied with ``copy``."""
+    import torch
+
+    named = [*enumerate(args), *kwargs.items()]
+    return [(key, value.detach().clone() if copy else value) for key, value in named
+            if isinstance(value, torch.Tensor)]
+
+
+def changed_in_place(before: list, after: list) -> list:
+    """The positions (names for keyword arguments) of the tensor arguments that the student's
+    code changed in place: arguments cross as copies, so ``x[:, p] += 1`` changes only the
+    sandbox's copy, and the grader learns of it from this list (``Remote.changed_in_place``)."""
+    import torch
+
+    changed = []
+    for (key, old), (_, new) in zip(before, after):
+        same = old.shape == new.shape and old.dtype == new.dtype and bool(
+            (old == new).logical_or(old.isnan() & new.isnan() if old.is_floating_point()
+                                    else old != old).all())
+        if not same:
+            changed.append(key)
+    return changed
+
+
 def encode(obj, leaf, depth: int = 0):
     """``obj`` as a tree of None, bool, int, float, str, plain tensors and tagged dicts.
 
@@ -280,12 +305,14 @@ class Child:
         try:
             if op == "run":
                 reply = self.run_cell(message["source"])
-            elif op == "call" and message.get("record") is True:
-                reply = self.recorded_call(message["target"], message["args"], message["kwargs"])
             elif op == "call":
-                target = message["target"]
-                value = self.student(target, *message["args"], **message["kwargs"])
-                reply = {"value": value}
+                args, kwargs = message["args"], message["kwargs"]
+                before = tensor_arguments(args, kwargs, copy=True)
+                if message.get("record") is True:
+                    reply = self.recorded_call(message["target"], args, kwargs)
+                else:
+                    reply = {"value": self.student(message["target"], *args, **kwargs)}
+                reply["changed"] = changed_in_place(before, tensor_arguments(args, kwargs))
             elif op == "defines":
                 from mha.course.checks.running import notebook_defines
 

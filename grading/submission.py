@@ -13,6 +13,7 @@ Nothing here runs the student's code (``grading.worker`` runs it in the sandbox)
 """
 from __future__ import annotations
 
+import ast
 import json
 import re
 import time
@@ -49,6 +50,22 @@ DYNAMIC_ACCESS = ("importlib", "__import__", "sys.modules", "getattr", "globals"
                   "builtins", "exec", "eval", "compile")
 GRADER_WORDS = ("checks", "otter", "grading", "autograder", "testcase", "run_test", "sandbox",
                 "grader")
+
+
+# Ways of running code that the recorder of the bans by behaviour does not see (grading/README.md,
+# "What the sandbox does not cover"): another thread or process, a function reached without a
+# Python frame of its own, code compiled under a file name of the cell's choosing (a library's,
+# which the recorder takes for the library). The grader notes them for the instructor.
+UNSEEN_BY_THE_BANS = {
+    "threading": "starts a thread",
+    "_thread": "starts a thread",
+    "concurrent.futures": "runs work in a pool of threads or processes",
+    "multiprocessing": "runs work in other processes",
+    "methodcaller": "calls through operator.methodcaller",
+    "compile": "compiles code under a file name it chooses",
+    "CodeType": "builds a code object",
+    "co_filename": "sets a code object's file name",
+}
 
 
 def _cell_words(source: str) -> tuple[set[str], set[str]]:
@@ -122,6 +139,26 @@ def tamper_markers(source: str) -> list[tuple[str, str]]:
         found.append((dynamic[0], f"a dynamic lookup, in a cell that names "
                                   f"{', '.join(words)}: the grader's names"))
     return found
+
+
+def unseen_by_the_bans(source: str) -> list[str]:
+    """What the cell does that the bans by behaviour cannot see (``UNSEEN_BY_THE_BANS``), read
+    from the names it imports or uses and its keyword arguments (``code.replace(co_filename=...)``);
+    ``compile`` only as the built-in (``re.compile`` is not one)."""
+    try:
+        names, _ = _cell_words(source)
+        keywords = {k.arg for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Call)
+                    for k in node.keywords if k.arg}
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    names |= keywords
+
+    def used(marker: str) -> bool:
+        if marker == "compile":
+            return bool(names & {"compile", "builtins.compile"})
+        return any(n == marker or n.startswith(marker + ".") or n.endswith("." + marker)
+                   for n in names)
+    return [what for marker, what in UNSEEN_BY_THE_BANS.items() if used(marker)]
 
 
 @dataclass
@@ -239,3 +276,8 @@ def inspect_submission(nb, exercise, notes: Notes, deadline: float | None = None
         for marker, what in tamper_markers(cell.source):
             notes.add("tampering", f"cell {index + 1} refers to `{marker}` ({what}): it ran "
                                    f"in the sandbox, where it cannot reach the grader")
+        unseen = unseen_by_the_bans(cell.source)
+        if unseen:
+            notes.add("other", f"cell {index + 1} {', '.join(dict.fromkeys(unseen))}: the record "
+                               f"of what a call executed (the bans by behaviour) does not see work "
+                               f"done that way; where a question bans a function, read this cell")

@@ -181,6 +181,21 @@ def test_train_step_gets_the_graders_seeded_windows_of_the_training_ids():
                                                          TINY["context"] + 1, generator))
 
 
+def test_the_graded_run_draws_its_batches_from_a_fresh_secret_seed():
+    # A public seed lets train_step replay the draw and read the relabelling off the batches
+    # (issue 31, attack 3; tests/test_grading_redteam.py replays it).
+    assert capstone.GRADED_RUN["seed"] is None
+    seen = []
+
+    def record(model, optimizer, batch):
+        seen.append(batch.clone())
+        return train_step(model, optimizer, batch)
+
+    run(step=record, steps=1, seed=None)
+    run(step=record, steps=1, seed=None)
+    assert len(seen) == 2 and not torch.equal(seen[0], seen[1])
+
+
 def test_a_run_past_the_time_budget_fails():
     def slow(model, optimizer, batch):
         end = time.process_time() + 0.05

@@ -222,3 +222,119 @@ def test_cpu_time_of_children_the_kernel_reaps_is_counted():
         assert box.cpu_time() - before >= 2.5
     finally:
         box.kill("test done")
+
+
+# ----------------------------------------------------------------------------- arguments changed in place
+
+EX05 = "ex05_transformer_block"
+REACH_IN_PLACE = (
+    "moved = x.clone()\n    moved[:, position] += 1.0\n    return (model(moved) - model(x))",
+    "before = model(x)\n    x[:, position] += 1.0\n    return (model(x) - before)")
+
+
+def test_an_answer_that_changes_the_callers_tensor_in_place_is_seen_by_the_grader():
+    """ex05 q7's ``reach`` that moves the token in the caller's ``x``: right values, but the
+    argument crossed as a copy, so the grader's ``x`` never changes; the sandbox reports which
+    tensor arguments a call changed (``Remote.changed_in_place``) and the hidden test asks."""
+    autograder = ROOT / "grading" / "autograder" / EX05
+    exercise = Exercise.load(autograder, ROOT / "exercises" / EX05 / f"{EX05}.ipynb")
+    nb = nbformat.read(autograder / f"{EX05}-solution.ipynb", as_version=4)
+    (cell,) = [c for c in nb.cells if c.cell_type == "code" and REACH_IN_PLACE[0] in c.source]
+    cell.source = cell.source.replace(*REACH_IN_PLACE)
+    result = _grade(nbformat.writes(nb).encode(), exercise)
+    q7 = result["questions"]["q7"]
+    messages = "\n".join(c["message"] for c in q7["cases"])
+    assert q7["score"] == 0, q7
+    assert "leaves the caller's x as it was" in messages and "Hint:" in messages, messages
+    assert result["score"] == result["possible"] - q7["possible"], result["questions"]
+
+
+# ----------------------------------------------------------------------------- the capstone's graded data
+
+OLD_PUBLIC_SEED = 1234  # GRADED_RUN's seed before issue 31: anyone could replay the draw
+
+
+def test_the_capstone_batches_cannot_be_replayed_to_read_the_secret_relabelling():
+    """Attack 3: a ``train_step`` (it runs in the sandbox) replays the grader's batch draw with
+    the public seed on the public corpus; if each batch it receives is the replayed windows with
+    the ids renamed by one consistent map, it has read the secret permutation off the batches
+    (and then loads weights trained elsewhere, with the embedding rows permuted: 5/5 with no
+    training). The graded run's batches come from fresh secret randomness: the replay fails."""
+    import torch
+    import torch.nn.functional as F
+    from mha.course import capstone
+    from mha.course.corpus import corpus_ids, random_windows
+
+    run = {**capstone.GRADED_RUN, "steps": 3}
+    real_train_ids = corpus_ids(capstone.VOCAB_SIZE)[0]  # the sandbox can rebuild the corpus
+
+    def attack():
+        replay = torch.Generator().manual_seed(OLD_PUBLIC_SEED)
+        renamed: dict[int, int] = {}
+        consistent = []
+
+        def train_step(model, optimizer, batch):
+            mine = random_windows(real_train_ids, run["batch_size"], run["context"] + 1, replay)
+            pairs = zip(mine.flatten().tolist(), batch.flatten().tolist())
+            consistent.append(all(renamed.setdefault(real, seen) == seen for real, seen in pairs))
+            loss = F.cross_entropy(model(batch[:, :-1]).flatten(0, 1), batch[:, 1:].flatten())
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            return loss.item()
+
+        torch.manual_seed(0)
+        capstone.train_and_evaluate(
+            lambda: capstone.GPT(capstone.VOCAB_SIZE, run["context"], 16, 2, 1, 32),
+            lambda model: torch.optim.SGD(model.parameters(), lr=0.1), train_step,
+            num_heads=2, **run)
+        return consistent
+
+    for _ in range(2):  # a fresh draw each run, and no run the replay can read
+        assert attack() == [False] * run["steps"]
+
+
+# ----------------------------------------------------------------------------- what the bans cannot see
+
+# Attack 7: three softmax answers that the recorder of the bans by behaviour does not see
+# (grading/README.md, "What the sandbox does not cover"); the grader tells the instructor.
+UNSEEN_SOFTMAX = {
+    "operator.methodcaller": '''import operator
+
+def softmax(scores):
+    return operator.methodcaller("softmax", -1)(scores)
+''',
+    "a worker thread": '''from concurrent.futures import ThreadPoolExecutor
+
+def softmax(scores):
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(torch.softmax, scores, -1).result()
+''',
+    "code compiled under torch's file name": '''_library = {}
+exec(compile("def softmax(scores):\\n    return scores.softmax(-1)\\n", torch.__file__, "exec"),
+     _library)
+softmax = _library["softmax"]
+''',
+}
+
+
+@pytest.mark.parametrize("trick", sorted(UNSEEN_SOFTMAX))
+def test_a_ban_evaded_where_the_recorder_cannot_see_is_noted_for_the_instructor(exercise, trick):
+    nb = _solution()
+    cell = next(c for c in nb.cells
+                if c.cell_type == "code" and c.source.startswith("def softmax("))
+    cell.source = UNSEEN_SOFTMAX[trick]
+    notes = Notes()
+    inspect_submission(nb, exercise, notes)
+    assert any(kind == "other" and "the bans by behaviour" in text and "read this cell" in text
+               for kind, text in notes.items), notes.items
+
+
+def test_the_solutions_get_no_note_about_what_the_bans_cannot_see():
+    from grading.submission import unseen_by_the_bans
+
+    for solution in sorted((ROOT / "grading" / "autograder").glob("*/*-solution.ipynb")):
+        nb = nbformat.read(solution, as_version=4)
+        noted = [(solution.name, c.source[:60]) for c in nb.cells
+                 if c.cell_type == "code" and unseen_by_the_bans(c.source)]
+        assert noted == []

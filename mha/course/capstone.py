@@ -8,7 +8,8 @@ that decides the grade itself:
    :func:`unigram_loss`, the loss of a model that knows only how often each token occurs
    (weights trained elsewhere and loaded in are refused);
 2. feeds ``train_step`` its own batches, ``steps`` random windows of the course corpus's
-   *training* ids (:func:`mha.course.corpus.random_windows`, seeded), measuring the **CPU
+   *training* ids (:func:`mha.course.corpus.random_windows`; in the graded run from a secret
+   seed drawn afresh each time, :func:`secret_seed`), measuring the **CPU
    time of the training process** (:func:`training_clock`: in the grader, every process of
    the notebook's sandbox as the kernel counts them; a busy grading machine does not eat into
    it); past ``budget_seconds`` of CPU it stops with :class:`CapstoneError`. With ``relabel``
@@ -28,9 +29,9 @@ its own loss is used.
 
 Devices (:func:`training_device`): in the learner's notebook the model trains where
 :func:`mha.course.device.pick_device` says (the ``device`` argument, else ``$MHA_DEVICE``, else
-cuda, mps, cpu), on the same seeded batches as everywhere; the measurement (step 3) is always
-made on the CPU reference. The grader always trains on the CPU: its sandbox has no GPU, and
-its budget is CPU time, which work done on a GPU would escape.
+cuda, mps, cpu), on batches drawn as everywhere (for one seed, the same on every device);
+the measurement (step 3) is always made on the CPU reference. The grader always trains on the
+CPU: its sandbox has no GPU, and its budget is CPU time, which work done on a GPU would escape.
 
 Also here: the reference modules with the exercise's interfaces (:class:`CausalSelfAttention`,
 :class:`Block`, :class:`GPT`), which grade each question with correct versions of the earlier
@@ -40,6 +41,7 @@ from __future__ import annotations
 
 import math
 import operator
+import secrets
 import time
 
 import torch
@@ -60,8 +62,9 @@ VOCAB_SIZE = 512  # the course tokenizer's (corpus.corpus_tokenizer(512))
 # constant 3e-3) reached 3.49-3.56 over three seeds in 35-40 s of CPU time on one thread; the
 # budget is CPU time of the training process (not wall time, which a busy grading machine
 # stretches), about four times that.
+# seed=None: the batches are drawn from fresh secret randomness at every run (:func:`secret_seed`).
 GRADED_RUN = dict(steps=600, batch_size=32, context=64, budget_seconds=150.0,
-                  max_parameters=200_000, seed=1234, relabel=True)
+                  max_parameters=200_000, seed=None, relabel=True)
 TARGET_LOSS = 3.75  # nats per token on the held-out modules
 MAX_PARAMETERS = GRADED_RUN["max_parameters"]
 
@@ -290,19 +293,24 @@ def training_device(train_step, device=None) -> torch.device:
     return torch.device("cpu") if _in_sandbox(train_step) else pick_device(device)
 
 
-def relabelled(ids: tuple[torch.Tensor, ...], vocab_size: int) -> tuple[torch.Tensor, ...]:
-    """``ids`` with every token id renamed by one permutation of the vocabulary, drawn from the
-    operating system's randomness (a new one at every call: nobody can train for it)."""
-    import os
+def secret_seed() -> int:
+    """63 bits of the operating system's randomness (``secrets``), drawn by the process that
+    calls :func:`train_and_evaluate` (in the grader: outside the sandbox), a new one at every
+    call: no code in the notebook can know or replay it."""
+    return secrets.randbits(63)  # (seed + 1 stays within what manual_seed takes)
 
-    secret = int.from_bytes(os.urandom(8), "little")
-    permutation = torch.randperm(vocab_size, generator=torch.Generator().manual_seed(secret))
+
+def relabelled(ids: tuple[torch.Tensor, ...], vocab_size: int) -> tuple[torch.Tensor, ...]:
+    """``ids`` with every token id renamed by one permutation of the vocabulary, drawn from
+    :func:`secret_seed` (a new one at every call: nobody can train for it)."""
+    generator = torch.Generator().manual_seed(secret_seed())
+    permutation = torch.randperm(vocab_size, generator=generator)
     return tuple(permutation[x] for x in ids)
 
 
 def train_and_evaluate(make_model, make_optimizer, train_step, *, num_heads: int, steps: int,
                        batch_size: int, context: int, budget_seconds: float,
-                       max_parameters: int, seed: int, vocab_size: int = VOCAB_SIZE,
+                       max_parameters: int, seed: int | None, vocab_size: int = VOCAB_SIZE,
                        relabel: bool = False, progress=None, device=None) -> dict:
     """Train the learner's model on the corpus within a time budget and measure it.
 
@@ -316,7 +324,12 @@ def train_and_evaluate(make_model, make_optimizer, train_step, *, num_heads: int
     ``budget_seconds`` is CPU time of the training process (:func:`training_clock`), which
     trains on one thread (``torch.set_num_threads(1)`` during the loop, restored after), as the
     grader's sandbox does: the notebook's run and the grader's cost the same CPU time;
-    ``relabel`` renames the token ids by a secret permutation first (:func:`relabelled`).
+    ``relabel`` renames the token ids by a secret permutation first (:func:`relabelled`);
+    ``seed`` seeds the batches (and the two held-out windows of the logits check, ``seed + 1``);
+    ``seed=None`` (the graded run) draws it from :func:`secret_seed`, so that the batches of a
+    graded run are secret too: with a public seed, a ``train_step`` that replays the draw on the
+    public corpus knows which window of the real ids each batch is, and reads the permutation
+    off the first one.
     ``device`` is where the model trains (:func:`training_device`: default ``$MHA_DEVICE``,
     else the fastest present; always the CPU in the grader): the model is moved there before
     ``make_optimizer(model)`` and ``train_step`` gets its batches there; the model goes back
@@ -335,6 +348,8 @@ def train_and_evaluate(make_model, make_optimizer, train_step, *, num_heads: int
     train_ids, held_ids = corpus_ids(vocab_size)
     if relabel:
         train_ids, held_ids = relabelled((train_ids, held_ids), vocab_size)
+    if seed is None:
+        seed = secret_seed()
     generator = torch.Generator().manual_seed(seed)
     model = make_model()
     if model is None:

@@ -208,6 +208,8 @@ MESSAGES = {
     "reach(model, x [2, 6, 4], position=2) for a model whose output t mixes the inputs t - 1, t and t + 1": "reach(model, x [2, 6, 4], position=2)，模型的输出 t 混合了输入 t - 1、t 和 t + 1",
     "prediction[{n}] = {guess!r} disagrees with the measurement. Follow the change one layer at a time: which outputs can see position 2 after one layer, and which can see those?": "prediction[{n}] = {guess!r} 与测量结果不一致。一层一层地跟踪这个改动：经过一层之后，哪些输出能看到位置 2？哪些输出又能看到它们？",
     "reach for a model that subtracts each token's mean (the change is invisible to it)": "reach，模型减去每个词元的均值（这个改动对它不可见）",
+    "whether reach(model, x, position=2) leaves the caller's x as it was": "reach(model, x, position=2) 是否让调用者的 x 保持原样",
+    "whether reach(model, x, position={position}) leaves the caller's x as it was": "reach(model, x, position={position}) 是否让调用者的 x 保持原样",
     "ffn_on_real_tokens for x {list(x.shape)} and {int(mask.sum())} real tokens gave ffn the inputs {seen}, not one [{int(mask.sum())}, {D}] tensor.": "ffn_on_real_tokens，x 为 {list(x.shape)}、有 {int(mask.sum())} 个真实词元时，交给 ffn 的输入是 {seen}，而不是一个 [{int(mask.sum())}, {D}] 张量。",
     "ffn_on_real_tokens(ffn, x [3, 5, 6], mask with lengths [5, 2, 1])": "ffn_on_real_tokens(ffn, x [3, 5, 6], 长度为 [5, 2, 1] 的掩码)",
     "ffn_on_real_tokens for x {list(x.shape)}, mask {mask.long().tolist()}": "ffn_on_real_tokens，x 为 {list(x.shape)}，掩码为 {mask.long().tolist()}",

@@ -46,6 +46,11 @@ MISTAKES = {
             "en": "only the first sentence of the batch sees the change: move the token at that position in every row of the batch.",
             "zh": "只有批量中的第一个句子看到了改动：要在批量的每一行中移动那个位置上的词元。",
         },
+        "in_place": {
+            "seen": "the caller's x is changed after the call",
+            "en": "your reach moves the token in the very tensor it was given, so the caller's x is no longer the input it passed: move it in a copy and leave the argument as it came.",
+            "zh": "你的 reach 直接在传入的张量上移动了词元，于是调用者的 x 不再是它传进来的输入：请在一个副本上移动，让参数保持原样。",
+        },
     },
     "q8": {
         "padding_kept": {
