@@ -138,7 +138,7 @@ WRAPPERS = {
     "ex13_positions": ("q3", "rope_left_padded", [
         "import mha\ncount = mha.GPT._positions",
         "def rope_left_padded(x, mask, base=10000.0):\n"
-        "    positions = count(0, x.shape[2], mask, None)\n"
+        "    positions = count(torch.arange(x.shape[2]), mask)\n"
         "    return torch.where(mask[:, None, :, None], rope(x, positions, base), x)\n"]),
     "ex14_modern_block": ("q3", "modern_block", [
         "import mha\nwiring = mha.Block.forward",
