@@ -652,4 +652,7 @@ MESSAGES = {
     "offset={offset} puts keys before 0 or after their queries": "offset={offset} 使键落在位置 0 之前或其查询之后",
     "positions must be \"rope\" or \"learned\"; got {positions!r}": "positions 必须是 \"rope\" 或 \"learned\"；得到的是 {positions!r}",
     "weights are for {B} sequences of length {T}, but the batch's tokens have shape {list(batch.tokens.shape)}": "权重对应 {B} 个长度为 {T} 的序列，但批次的词元形状是 {list(batch.tokens.shape)}",
+    "path must be \"query\", \"key\" or \"value\"; got {path!r}": "path 必须是 \"query\"、\"key\" 或 \"value\"；得到的是 {path!r}",
+    "lag must be between 1 and T - 1 = {T - 1}; got {lag}": "lag 必须在 1 到 T - 1 = {T - 1} 之间；得到的是 {lag}",
+    "head ({layer}, {head}) cannot be removed from layer {reader}'s input: it must be a head of an earlier layer (0..{reader - 1}), numbered 0..{model.num_heads - 1}": "不能从第 {reader} 层的输入中移除头 ({layer}, {head})：它必须是更早一层（0..{reader - 1}）的头，编号 0..{model.num_heads - 1}",
 }
