@@ -1253,4 +1253,40 @@ BUGS = {
              'prediction = "b"'),
         ], 'is not what the given model does'),
     ],
+    'ex17_attention_2025': [
+        ('q1', 'RoPE applied to the latent, the content part', [
+            ('latent = attn.kv_a_layernorm(latent)[:, None]               # [B, 1, L, r]: never rotated',
+             'latent = mha.apply_rope(attn.kv_a_layernorm(latent)[:, None], positions, attn.rope_base, layout=attn.rope_layout)'),
+        ], 'mistake:rope_on_latent'),
+        ('q1', 'the latent cached before its RMSNorm', [
+            ('latent = attn.kv_a_layernorm(latent)[:, None]               # [B, 1, L, r]: never rotated',
+             'latent = latent[:, None]'),
+        ], 'mistake:latent_not_normed'),
+        ('q1', 'the RoPE part of the key not rotated', [
+            ('k_rope = mha.apply_rope(k_rope[:, None], positions, attn.rope_base, layout=attn.rope_layout)',
+             'k_rope = k_rope[:, None]'),
+        ], 'mistake:rope_missing'),
+        ('q2', 'returns the last position that changes nothing (off by one)', [
+            ('            return j\n',
+             '            return j - 1\n'),
+        ], 'mistake:measure_off_by_one'),
+        ('q2', 'compares the whole output, not the output at the position', [
+            ('if (run(changed)[:, position] - before).abs().max() > 1e-5:',
+             'if (run(changed) - run(x)).abs().max() > 1e-5:'),
+        ], 'mistake:whole_output'),
+        ('q2', 'predicts a window of W reaches W positions back', [
+            ('prediction = 9',
+             'prediction = 6'),
+        ], 'is not what the stack does'),
+        ('q3', 'the sink given the value of the first token', [
+            ('weights = torch.softmax(torch.cat([scores, sink], dim=-1), dim=-1)[..., :-1]',
+             'weights = torch.softmax(torch.cat([scores, sink], dim=-1), dim=-1)'),
+            ('return weights @ v, weights                                         # the sink adds nothing',
+             'return weights @ torch.cat([v, v[..., :1, :]], dim=-2), weights[..., :-1]'),
+        ], 'mistake:sink_given_value'),
+        ('q3', 'the sink logit scaled by 1/sqrt(d_k)', [
+            ('weights = torch.softmax(torch.cat([scores, sink], dim=-1), dim=-1)[..., :-1]',
+             'weights = torch.softmax(torch.cat([scores, sink / math.sqrt(q.shape[-1])], dim=-1), dim=-1)[..., :-1]'),
+        ], 'mistake:sink_scaled'),
+    ],
 }
