@@ -35,6 +35,7 @@ import hashlib
 import json
 import sys
 import time
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -279,6 +280,24 @@ def first_question_cell(nb) -> int:
     return 0
 
 
+def _run_question(started_tests: dict, question: str, path: Path, env, language, hidden: bool):
+    """Run one question's public (or hidden) cases, adding them to ``started_tests``. An
+    exception out of here is the grader's own (the student's code only runs in the sandbox,
+    and a case's failure is caught as a failed case): it is tried once more before the question
+    gets 0, because a rare one (a ``SystemError`` seen twice in 2 x 34 graded notebooks on a
+    loaded machine, never reproduced) must not cost a student points."""
+    for attempt in (1, 2):
+        try:
+            if question not in started_tests:
+                started_tests[question] = (load_test_file(path), [])
+            test, cases = started_tests[question]
+            cases += run_cases(test, path, env, language, hidden)
+            return cases
+        except Exception:
+            if attempt == 2:
+                raise
+
+
 def empty_questions(exercise: Exercise, why: str) -> dict:
     return {q: {"score": 0.0, "possible": float(p), "cases": [], "error": why}
             for q, p in exercise.manifest["questions"].items()}
@@ -338,14 +357,12 @@ def grade_notebook(raw: bytes, exercise: Exercise, limits: Limits, timeout: floa
                                         f"questions not yet graded get 0")
                     continue
                 try:
-                    if question not in started_tests:
-                        started_tests[question] = (load_test_file(path), [])
-                    test, cases = started_tests[question]
-                    cases += run_cases(test, path, env, language, hidden)
-                except Exception as exc:  # the tests themselves failed: this question only
+                    _run_question(started_tests, question, path, env, language, hidden)
+                except Exception as exc:  # the tests themselves failed, twice: this question only
                     result["questions"][question] = {
                         "score": 0.0, "possible": float(exercise.manifest["questions"][question]),
-                        "cases": [], "error": f"the tests could not run: {type(exc).__name__}"}
+                        "cases": [], "error": f"the tests could not run: {type(exc).__name__}",
+                        "traceback": traceback.format_exc(limit=-8)[-3000:]}
                     notes.add("other", f"the tests of {question} could not run "
                                        f"({type(exc).__name__})")
         for question in exercise.tests:
