@@ -12,7 +12,11 @@ claims about a result, no digit may remain, except in the few places listed belo
 Taken out first (their digits are not checked):
   * glue roles, ``{glue:text}`name:.2f``` and ``{glue}`name```: the value comes from a cell;
   * math, ``$...$`` and ``$$...$$``: formulas, and the settings of an experiment written as
-    formulas (``$\\tau = 0.7$``);
+    formulas (``$\\tau = 0.7$``), but for a MEASURED VALUE IN MATH: a number of two or more
+    significant digits right after ``\\approx`` (or ``\\simeq``, ``≈``), ``$\\text{loss} \\approx 3.42$``,
+    is a result typed by hand and is flagged; write ``$\\text{loss} \\approx$ {glue:text}`loss:.2f```.
+    (``$e^{-2.25} \\approx 0.1$``, one significant digit, is arithmetic a reader can check; a
+    setting after ``=``, ``$p = 0.9$``, is not a measurement);
   * inline code and fenced code: code and identifiers (``num_kv_heads=2``, token ids);
   * link targets (file names, anchors, URLs), and HTML comments;
   * a QUOTED EXTERNAL FACT, the marker: the number stands inside the text of a Markdown link
@@ -46,6 +50,8 @@ REMOVE = [
     re.compile(r"`[^`\n]*`"),                              # inline code
     re.compile(r"\[[^\]]*\]\(https?://[^)]*\)"),           # quoted fact: link text to its source
 ]
+MATH = REMOVE[2:4] + REMOVE[5:6]                            # display, amsmath and inline math
+APPROXIMATED = re.compile(r"(?:\\approx|\\simeq|≈)(?:\s|\\[,;:! ]|~)*([-+−]?\d+(?:\.\d+)?)")
 LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")                # other links: keep the text only
 HEADING = re.compile(r"^(\s*#+\s+)\d+(\.\d+)*\.?(?=\s)", re.M)
 ENUMERATOR = re.compile(r"^(\s*)\d+\.(?=\s)", re.M)
@@ -60,14 +66,16 @@ def bare_numbers(markdown: str) -> list[tuple[str, str]]:
     """The numbers of ``markdown`` that are neither glued, nor marked, nor allowed, as
     ``(number, a little of its context)``."""
     text = markdown
+    found = []
     for pattern in REMOVE:
+        if pattern in MATH:
+            found += measured_in_math([m.group() for m in pattern.finditer(text)])
         text = pattern.sub(" ", text)
     text = LINK.sub(r"\1", text)
     for pattern in (HEADING, ENUMERATOR):
         text = pattern.sub(r"\1", text)
     for pattern in (REFERENCE, MODEL_NAME, YEAR):
         text = pattern.sub(" ", text)
-    found = []
     for match in NUMBER.finditer(text):
         before = text[:match.start()]
         if before[-1:].isalnum() or before[-1:] == "_":
@@ -76,6 +84,21 @@ def bare_numbers(markdown: str) -> list[tuple[str, str]]:
             continue                      # GPT-2, UTF-8, distinct-2
         found.append((match.group(), text[max(0, match.start() - 25):match.end() + 15].replace("\n", " ")))
     return found
+
+
+def significant_digits(number: str) -> int:
+    """3.42 -> 3, 0.1 -> 1, 0.25 -> 2, 64 -> 2, 1000 -> 1."""
+    digits = number.lstrip("+-−")
+    digits = digits.replace(".", "").lstrip("0") if "." in digits else digits.strip("0")
+    return len(digits)
+
+
+def measured_in_math(formulas: list[str]) -> list[tuple[str, str]]:
+    """The numbers of two or more significant digits that the formulas give as the value of an
+    approximation (``\\approx 3.42``): a measured result, which must be glued."""
+    return [(match.group(1), formula[max(0, match.start() - 25):match.end() + 15].replace("\n", " "))
+            for formula in formulas for match in APPROXIMATED.finditer(formula)
+            if significant_digits(match.group(1)) >= 2]
 
 
 def markdown_cells(page: str):
@@ -110,6 +133,8 @@ def test_the_rule_on_examples():
         "in about 278 s": ["278"],
         "a 2.6x gain, 124M parameters": ["2.6", "124"],
         "offset -49 of [the table](#table)": ["49"],
+        "$$\\mathrm{PPL} \\approx \\, 30.6$$ and the loss, $\\text{loss} \\approx 3.42$": ["30.6", "3.42"],
+        "$d_k \\approx 64$ and $L = 6$, $\\tau = 0.7$": ["64"],
     }
     for text, numbers in flagged.items():
         assert [number for number, _ in bare_numbers(text)] == numbers, text
@@ -119,6 +144,8 @@ def test_the_rule_on_examples():
         "as in chapter 7 and Chapters 11-14, section 6 (Olsson et al., 2022), a 2020s model card",
         "GPT-2 in float16, UTF-8 bytes, distinct-2, Llama 2 7B, Llama 3.2",
         "with $\\tau = 0.7$ and `num_kv_heads=2`, see [chapter](13_positions.ipynb)",
+        "$\\sqrt{d_k}$, $10000^{2i/d}$, $-\\infty$, $\\mathcal N(0, 0.02^2)$, $e^{-2.25} \\approx 0.1$",
+        "$\\ln V \\approx$ {glue:text}`ln_V:.2f` nats, a factor $\\approx 10^{-4}$",
         "OpenAI's GPT-2 ([124M parameters](https://huggingface.co/openai-community/gpt2))",
     ]
     for text in allowed:
