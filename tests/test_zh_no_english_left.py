@@ -14,7 +14,8 @@ the cell and the text, on
 Not checked: the text a library prints (PyTorch's error messages), the Colab setup cell (hidden on
 the page), the English sentences that are the models' input (ENGLISH_DATA), and the strings the
 code uses as data (dict keys, subscripts, compared values: translating one would change the code,
-so a label printed from such a key stays English). A page being revised elsewhere is an xfail
+so a label printed from such a key goes through a display name that is translated instead, like
+the `LABELS` of chapters 12 and 13). A page being revised elsewhere is an xfail
 (NOT_YET) until it is clean.
 """
 
