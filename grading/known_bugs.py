@@ -1244,6 +1244,10 @@ BUGS = {
             ('ablation_costs = induction.ablation_table(model, batch)',
              'ablation_costs = induction.ablation_table(model, batch) + induction.evaluate(model, batch)'),
         ], 'the question asks for their increase'),
+        ('q3', 'counts as costly only the heads the scores named', [
+            ('costly_heads = [(layer, head) for layer, head in (ablation_costs > 0.3).nonzero().tolist()]',
+             'costly_heads = [previous_token_head, induction_head]'),
+        ], 'not only those of the heads the scores named'),
         ('q4', 'layer 1 scored on the weights of the whole model', [
             ('with torch.no_grad(), induction.ablate_heads(model, heads):\n        _, weights = model(batch.tokens, need_weights=True)   # recomputed without those heads',
              'with torch.no_grad():\n        _, weights = model(batch.tokens, need_weights=True)'),
@@ -1252,6 +1256,22 @@ BUGS = {
             ('prediction = "c"',
              'prediction = "b"'),
         ], 'is not what the given model does'),
+        ('q5', "the lag is the scan's row, not the distance", [
+            ('shifted_lag = int(lags.max(dim=1).values.argmax()) + 1',
+             'shifted_lag = int(lags.max(dim=1).values.argmax())'),
+        ], 'that is a row number of the scan, not a distance'),
+        ('q5', "layer 1 scanned by lag from the query, not by offset from the earlier occurrence", [
+            ('offsets = induction.offset_scan(shifted_weights[1], batch, range(1, 17))',
+             'offsets = induction.lag_scan(shifted_weights[1], range(1, 17))'),
+        ], 'whether shifted_offset is the offset of the highest offset score'),
+        ('q5', 'the joint cost summed from the heads removed one at a time', [
+            ('joint_cost = induction.evaluate(shifted, batch, shifted_heads) - base   # removed together',
+             'joint_cost = sum(induction.evaluate(shifted, batch, [h]) - base for h in shifted_heads)'),
+        ], 'mistake:summed_alone'),
+        ('q5', 'the loss without the heads, not its increase', [
+            ('joint_cost = induction.evaluate(shifted, batch, shifted_heads) - base   # removed together',
+             'joint_cost = induction.evaluate(shifted, batch, shifted_heads)'),
+        ], 'mistake:loss_not_increase'),
     ],
     'ex17_attention_2025': [
         ('q1', 'RoPE applied to the latent, the content part', [

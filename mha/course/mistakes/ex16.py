@@ -80,4 +80,16 @@ MISTAKES = {
             "zh": "这些是完整模型的分数：注意力权重必须来自去掉这些头之后的前向计算，因为第 0 层的头写入的内容正是第 1 层的查询和键所读取的。",
         },
     },
+    "q5": {
+        "summed_alone": {
+            "seen": "joint_cost equals the sum of the heads' costs when each is removed alone",
+            "en": "that is the sum of the costs of removing each head alone: remove the heads together, in one forward pass; heads that do the same job can stand in for one another, so the two differ.",
+            "zh": "这是逐个单独去掉每个头的代价之和：请在同一次前向计算中把这些头一起去掉；做同一件事的头可以互相顶替，所以两者并不相同。",
+        },
+        "loss_not_increase": {
+            "seen": "joint_cost equals the copy loss with the heads removed, not its increase",
+            "en": "that is the copy loss without those heads: the question asks for its increase over the loss of the whole model.",
+            "zh": "这是去掉这些头之后的复制损失：题目要的是它相对完整模型损失的增加量。",
+        },
+    },
 }

@@ -7,10 +7,10 @@ points = 2
 all_or_nothing = True
 
 @test_case(points=None, hidden=False)
-def test_circuit(previous_token_head, induction_head, ablation_costs):
+def test_circuit(previous_token_head, induction_head, ablation_costs, costly_heads):
     import torch
     from mha.course import induction
-    from mha.course.checks import CheckFailed, check_tensor
+    from mha.course.checks import CheckFailed, check_tensor, note
     model = induction.exercise_model()
     batch = induction.copy_batch(64, generator=torch.Generator().manual_seed(16))
     with torch.no_grad():
@@ -36,4 +36,14 @@ def test_circuit(previous_token_head, induction_head, ablation_costs):
     got = torch.as_tensor(ablation_costs, dtype=torch.float32)
     base = induction.evaluate(model, batch)
     check_tensor(got, expected, 'ablation_costs, the increase of the copy loss when each head alone is removed', [(expected + base, 'those are the losses without each head: the question asks for their increase over the loss of the whole model.'), (expected.T, 'one row per layer, one column per head: yours are transposed.')], atol=0.001)
+    if costly_heads is None:
+        raise CheckFailed('costly_heads is None: set it to the list of (layer, head) pairs whose removal alone costs more than 0.3 nats.')
+    if isinstance(costly_heads, torch.Tensor):
+        costly_heads = costly_heads.tolist()
+    if not isinstance(costly_heads, (list, tuple, set)):
+        raise CheckFailed(f'costly_heads should be a list of (layer, head) pairs; got {costly_heads!r}.')
+    heads = [pair('an entry of costly_heads', h) for h in costly_heads]
+    if any((not (0 <= layer < 2 and 0 <= head < 4) for layer, head in heads)):
+        raise CheckFailed(f'costly_heads = {heads} names a head the model does not have: layers 0 and 1, heads 0 to 3.')
+    note('costly_heads is not checked here: its format is accepted, and whether it is right is graded by your instructor (a hidden test compares it with the measurement).')
 
