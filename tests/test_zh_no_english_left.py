@@ -49,7 +49,7 @@ PLOT_TEXT_KEYWORDS = {"title", "label", "xlabel", "ylabel"}
 # Names that stay as they are in Chinese text (proper names of methods, libraries, units).
 NAMES = {"softmax", "Transformer", "LayerNorm", "BatchNorm", "RMSNorm", "RoPE", "ALiBi", "GELU",
          "SiLU", "ReLU", "SwiGLU", "Colab", "PyTorch", "Pre", "Post", "Add", "Norm", "FlashAttention",
-         "float", "bfloat", "nan", "inf", "tab", "ms", "log", "max", "min", "argmax", "exp"}
+         "float", "bfloat", "nan", "inf", "tab", "ms", "log", "ln", "max", "min", "argmax", "exp"}
 # English text that is data, not words to the reader: the sentences the models read and write,
 # matplotlib's legend positions and colours, code shown as text.
 ENGLISH_DATA = {
@@ -156,9 +156,7 @@ def english_in_code(source: str, names: set[str], keys: frozenset[str] = frozens
 # Pages being revised and translated elsewhere right now: an xfail (not strict: the page's translator
 # commits the fix, and several people commit to this tree at once); XPASS (an X in the summary, -rX)
 # means the page is clean: take it off this list.
-NOT_YET = {
-    "chapters/15_looking_inside": "the quiz cell's comments (chapter 15 is being revised and re-translated)",
-}
+NOT_YET: dict[str, str] = {}
 
 
 def _pages(pages: list[str], english_left) -> list:
