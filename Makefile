@@ -43,8 +43,9 @@ integration: $(STAMP) grading-deps
 
 # --dist loadscope keeps each notebook's cells on one worker, in order. --other-kernels runs
 # every notebook under CPU kernels other than those its outputs were recorded with
-# (tools/recorded_kernels.json; conftest.py): the machine's own where they differ, else the next
-# set down (AVX2 on an AVX-512 machine, plain code on an AVX2 one). The Chinese chapters
+# (tools/recorded_kernels.json, or plain code for a chapter whose metadata asks for it;
+# conftest.py): the machine's own where they differ, else the next set down (AVX2 on an
+# AVX-512 machine, plain code on an AVX2 one). The Chinese chapters
 # executed in Chinese (code translations: zh/README.md) are checked too; the others share the
 # English chapters' code and outputs. --no-loadscope-reorder: the notebooks are handed out in
 # the order conftest.py gives them (English first, longest first), not by number of cells.

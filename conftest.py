@@ -15,11 +15,14 @@ below instead of by their number of cells (which put each chapter beside its Chi
   notebook's, for both editions); one without that record (the exercises) counts as short.
 
 Kernels. The stored outputs were recorded under one set of PyTorch's CPU kernels (AVX-512,
-AVX2 or plain code: ``tools/recorded_kernels.json``, written by ``make record``). A run under
-those same kernels would prove little about another reader's CPU, so ``--other-kernels`` runs
-every notebook, both editions, under another set (:func:`check_kernels`): the machine's own
-when they differ from the recording's, else the next set down (:func:`second_kernel_set`).
-Both editions share that set, so a Chinese chapter still loads the English one's runs.
+AVX2 or plain code: ``tools/recorded_kernels.json``, written by ``make record``), except the
+notebooks whose metadata asks for plain code (:func:`records_under_plain_kernels`: chapters
+that train and whose lessons time nothing). A run under the recording's kernels would prove
+little about another reader's CPU, so ``--other-kernels`` runs every notebook, both editions,
+under another set (:func:`check_kernels`): the machine's own when they differ from the
+notebook's recording, else the next set down (:func:`second_kernel_set`). A notebook recorded
+under plain code therefore trains under the machine's own vector kernels, at full speed. Both
+editions of a chapter share their set, so a Chinese chapter still loads the English one's runs.
 
 Comparison. One cell tag, ``nbval-approx``, is for cells whose outputs are results of
 training: a run under other CPU kernels rounds its sums differently, and after hundreds of
@@ -70,6 +73,11 @@ def notebook_order(path: Path, root: Path) -> tuple[bool, float]:
     return relative.startswith("zh/"), -recorded_seconds(root / relative.removeprefix("zh/"))
 
 
+# Environment variables that make PyTorch (ATen), MKL and oneDNN run plain (non-vector) code.
+PLAIN_KERNELS = {"ATEN_CPU_CAPABILITY": "default", "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
+                 "ONEDNN_MAX_CPU_ISA": "SSE41"}
+
+
 def second_kernel_set(capability: str) -> dict[str, str]:
     """Environment variables that make PyTorch (ATen), MKL and oneDNN use vector kernels other
     than the ones they pick on a CPU whose PyTorch capability is ``capability``: AVX2 on an
@@ -77,8 +85,7 @@ def second_kernel_set(capability: str) -> dict[str, str]:
     if capability.startswith("AVX512"):
         return {"ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2",
                 "ONEDNN_MAX_CPU_ISA": "AVX2"}
-    return {"ATEN_CPU_CAPABILITY": "default", "MKL_ENABLE_INSTRUCTIONS": "SSE4_2",
-            "ONEDNN_MAX_CPU_ISA": "SSE41"}
+    return dict(PLAIN_KERNELS)
 
 
 def kernel_family(capability: str) -> str:
@@ -98,8 +105,28 @@ KERNEL_VARIABLES = ("ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS", "ONEDNN_MA
 RECORDED_KERNELS = Path(__file__).resolve().parent / "tools" / "recorded_kernels.json"
 
 
-def recorded_capability() -> str:
-    """The CPU capability the stored outputs were recorded under (``make record`` writes it)."""
+def records_under_plain_kernels(notebook: Path) -> bool:
+    """Whether a notebook's outputs are recorded under plain code: its metadata has
+    ``"mha_course": {"record_kernels": "plain"}`` (the Chinese twin has the English notebook's
+    metadata). Meant for chapters that train for minutes and time nothing: recorded under plain
+    code, they are checked on every vector CPU under its own, faster kernels."""
+    try:
+        metadata = json.loads(notebook.read_text(encoding="utf-8")).get("metadata", {})
+    except (OSError, ValueError):
+        return False
+    return metadata.get("mha_course", {}).get("record_kernels") == "plain"
+
+
+def recording_kernels(notebook: Path) -> dict[str, str]:
+    """The kernel variables ``make record`` executes ``notebook`` under (none: the machine's own)."""
+    return dict(PLAIN_KERNELS) if records_under_plain_kernels(notebook) else {}
+
+
+def recorded_capability(notebook: Path | None = None) -> str:
+    """The CPU capability a notebook's stored outputs were recorded under: DEFAULT (plain code)
+    for one recorded under plain kernels, else the one ``make record`` wrote."""
+    if notebook is not None and records_under_plain_kernels(notebook):
+        return "DEFAULT"
     return json.loads(RECORDED_KERNELS.read_text(encoding="utf-8"))["cpu_capability"]
 
 
@@ -113,6 +140,7 @@ def native_capability() -> str:
 
 
 KERNELS_KEY = pytest.StashKey[str]()
+NATIVE_KEY = pytest.StashKey[str]()
 
 
 def pytest_addoption(parser):
@@ -128,19 +156,31 @@ def pytest_configure(config):
 
 
 def choose_kernels(config) -> None:
-    """Every notebook's kernel inherits this process's environment: set its CPU kernels here."""
+    """Find this machine's kernels once; :func:`pytest_runtest_setup` sets each notebook's."""
     if not config.getoption("--other-kernels", default=False):
         return
     native, recorded = native_capability(), recorded_capability()
-    kernels = check_kernels(native, recorded)
+    config.stash[NATIVE_KEY] = native
+    names = {capability: check_kernels(native, capability).get("ATEN_CPU_CAPABILITY", native).upper()
+             for capability in (recorded, "DEFAULT")}
+    config.stash[KERNELS_KEY] = (f"notebooks run under {names[recorded]} CPU kernels (this machine's: "
+                                 f"{native}; outputs recorded under {recorded}), those recorded under "
+                                 f"plain code under {names['DEFAULT']}")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """A notebook's kernel starts when its first cell is set up (nbval) and inherits this
+    process's environment: set the notebook's CPU kernels just before."""
+    native = item.config.stash.get(NATIVE_KEY, None)
+    if native is None or item.path.suffix != ".ipynb":
+        return
+    kernels = check_kernels(native, recorded_capability(item.path))
     for name in KERNEL_VARIABLES:
         if name in kernels:
             os.environ[name] = kernels[name]
         else:
             os.environ.pop(name, None)
-    config.stash[KERNELS_KEY] = (f"notebooks run under {kernels.get('ATEN_CPU_CAPABILITY', native).upper()} "
-                                 f"CPU kernels (this machine's: {native}; outputs recorded under "
-                                 f"{recorded})")
 
 
 def pytest_report_header(config):

@@ -83,19 +83,37 @@ def test_a_machine_like_the_recording_one_checks_under_the_next_kernels_down(nat
     assert root_conftest.check_kernels(native, recorded)["ATEN_CPU_CAPABILITY"] == check
 
 
-def _notebook(source: str, stored: str, tags=()) -> dict:
+def _notebook(source: str, stored: str, tags=(), metadata=None) -> dict:
     return {"cells": [{"cell_type": "code", "execution_count": 1, "id": "c1", "metadata": {"tags": list(tags)},
                        "outputs": [{"name": "stdout", "output_type": "stream", "text": stored + "\n"}],
                        "source": [source]}],
-            "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+            "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+                         **(metadata or {})},
             "nbformat": 4, "nbformat_minor": 5}
+
+
+PLAIN = {"mha_course": {"record_kernels": "plain"}}
+
+
+def test_a_notebook_recorded_under_plain_code_is_checked_under_the_machines_own_kernels(tmp_path):
+    import json
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "plain.ipynb").write_text(json.dumps(_notebook("1", "1", metadata=PLAIN)))
+    (tmp_path / "vector.ipynb").write_text(json.dumps(_notebook("1", "1")))
+    assert root_conftest.records_under_plain_kernels(tmp_path / "plain.ipynb")
+    assert not root_conftest.records_under_plain_kernels(tmp_path / "vector.ipynb")
+    assert root_conftest.recorded_capability(tmp_path / "plain.ipynb") == "DEFAULT"
+    assert root_conftest.recording_kernels(tmp_path / "plain.ipynb")["ATEN_CPU_CAPABILITY"] == "default"
+    assert root_conftest.recording_kernels(tmp_path / "vector.ipynb") == {}
+    assert root_conftest.check_kernels("AVX2", "DEFAULT") == {}
 
 
 @pytest.mark.slow
 def test_make_notebooks_runs_both_editions_under_kernels_other_than_the_recording_and_reads_the_approx_tag(tmp_path):
     """End to end, as `make notebooks` runs nbval, on a machine like the one that recorded the
-    outputs: the English and the Chinese notebook's kernels both run the next kernel set down;
-    a training cell's number 1% off passes under `nbval-approx`."""
+    outputs: the English and the Chinese notebook's kernels both run the next kernel set down,
+    those of a notebook recorded under plain code the machine's own; a training cell's number 1%
+    off passes under `nbval-approx`."""
     import json
     import subprocess
     import sys
@@ -106,8 +124,11 @@ def test_make_notebooks_runs_both_editions_under_kernels_other_than_the_recordin
     (tmp_path / "tools" / "recorded_kernels.json").write_text(json.dumps({"cpu_capability": native}))
     capability = "import torch; print(torch.backends.cpu.get_cpu_capability())"
     check = root_conftest.second_kernel_set(native)["ATEN_CPU_CAPABILITY"].upper()
+    plain_check = root_conftest.check_kernels(native, "DEFAULT").get("ATEN_CPU_CAPABILITY", native).upper()
     notebooks = {"x.ipynb": _notebook(capability, check),
                  "zh/x.ipynb": _notebook(capability, check),
+                 "trains.ipynb": _notebook(capability, plain_check, metadata=PLAIN),
+                 "zh/trains.ipynb": _notebook(capability, plain_check, metadata=PLAIN),
                  "loss.ipynb": _notebook("print('loss 2.2991650')", "loss 2.2991765", ["nbval-approx"])}
     for name, nb in notebooks.items():
         (tmp_path / name).write_text(json.dumps(nb))

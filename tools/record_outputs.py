@@ -20,7 +20,9 @@ those times (conftest.py).
 It prints the CPU kernels PyTorch used (`torch.backends.cpu.get_cpu_capability()`) and writes
 them to `tools/recorded_kernels.json`, from which `make notebooks` chooses other kernels to
 check the outputs under (conftest.py); say which in the README's "Stored outputs" line when
-you commit the result.
+you commit the result. A notebook whose metadata asks for plain code (conftest.py's
+`records_under_plain_kernels`: chapters that train and time nothing) is executed, in both
+editions, under plain kernels instead.
 """
 from __future__ import annotations
 
@@ -38,25 +40,30 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "zh"))
 
-from conftest import RECORDED_KERNELS, recorded_seconds  # noqa: E402  (as make notebooks reads them)
+from conftest import KERNEL_VARIABLES, RECORDED_KERNELS, recorded_seconds, recording_kernels  # noqa: E402
 import zh_edition  # noqa: E402
 
 PYTHON = sys.executable
 PARTS = ("chapters", "exercises", "zh")
 
 
-def run(command: list[str]) -> str:
+def run(command: list[str], notebook: Path | None = None) -> str:
+    """Run ``command``; one that executes ``notebook`` runs under the notebook's recording kernels."""
+    kernels = recording_kernels(notebook) if notebook is not None else {}
+    env = {k: v for k, v in os.environ.items() if k not in KERNEL_VARIABLES} | kernels
     start = time.monotonic()
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
     if done.returncode:
         raise SystemExit(f"failed: {' '.join(command)}\n{done.stdout}{done.stderr}")
-    return f"{time.monotonic() - start:6.0f} s  {command[-1]}"
+    plain = " (plain kernels)" if kernels else ""
+    return f"{time.monotonic() - start:6.0f} s  {command[-1]}{plain}"
 
 
-def in_parallel(commands: list[list[str]]) -> None:
-    """Run the commands two at a time (the machine's cores), in order; stop at a failure."""
+def in_parallel(commands: list[tuple[list[str], Path | None]]) -> None:
+    """Run the commands (each with the notebook it executes, if any) two at a time (the
+    machine's cores), in order; stop at a failure."""
     with ThreadPoolExecutor(max_workers=2) as pool:
-        for line in pool.map(run, commands):
+        for line in pool.map(lambda job: run(*job), commands):
             print(line, flush=True)
 
 
@@ -78,11 +85,11 @@ def main(argv: list[str] | None = None) -> int:
     commands = []
     if "chapters" in parts:
         chapters = sorted((ROOT / "chapters").glob("*.ipynb"), key=lambda p: -recorded_seconds(p))
-        commands += [[PYTHON, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute",
-                      "--inplace", str(p.relative_to(ROOT))] for p in chapters]
+        commands += [([PYTHON, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute",
+                       "--inplace", str(p.relative_to(ROOT))], p) for p in chapters]
     if "exercises" in parts:
         exercises = sorted(p.stem for p in (ROOT / "grading" / "masters").glob("ex*.ipynb"))
-        commands += [[PYTHON, "-m", "grading.assign", name] for name in exercises]
+        commands += [([PYTHON, "-m", "grading.assign", name], None) for name in exercises]
     in_parallel(commands)
     if "zh" in parts:
         zh_edition.write_all()
@@ -95,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         # every file: two at once would rewrite a notebook the other has just stored
         execute = ("import sys; sys.path.insert(0, 'zh'); import zh_edition; "
                    "zh_edition.execute_zh_notebook(sys.argv[1])")
-        in_parallel([[PYTHON, "-c", execute, page] for page in pages])
+        in_parallel([([PYTHON, "-c", execute, page], None) for page in pages])  # (its own kernels)
         zh_edition.write_all()
     RECORDED_KERNELS.write_text(json.dumps({"cpu_capability": capability}) + "\n", encoding="utf-8")
     print(f"recorded with PyTorch's {capability} CPU kernels (written to "

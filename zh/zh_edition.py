@@ -532,16 +532,24 @@ def zh_notebook(page: str, run: bool = False) -> dict:
 
 
 def execute_zh_notebook(page: str, timeout: int = 600) -> Path:
-    """Run the Chinese notebook of page (in its folder, as Jupyter does) and store its outputs."""
+    """Run the Chinese notebook of page (in its folder, as Jupyter does) and store its outputs,
+    under the CPU kernels `make record` records the page under (the root conftest.py's
+    ``recording_kernels``: plain code for a chapter that asks for it, else the machine's own)."""
+    import os
+
     import nbformat
     from nbclient import NotebookClient
+
+    sys.path.insert(0, str(ROOT))
+    from conftest import KERNEL_VARIABLES, recording_kernels
 
     nb_dict = zh_notebook(page, run=True)
     path = ZH / f"{page}.ipynb"
     path.parent.mkdir(parents=True, exist_ok=True)
     nb = nbformat.reads(json.dumps(nb_dict), as_version=4)
     NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
+                   resources={"metadata": {"path": str(path.parent)}}).execute(
+        env={k: v for k, v in os.environ.items() if k not in KERNEL_VARIABLES} | recording_kernels(ROOT / f"{page}.ipynb"))
     outputs = {c["id"]: c for c in nb["cells"] if c["cell_type"] == "code"}
     for cell in nb_dict["cells"]:
         if cell["cell_type"] == "code":
