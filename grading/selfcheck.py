@@ -128,23 +128,30 @@ def expected_feedback(exercise: str, question: str, feedback: str, language: str
     return mistake(exercise, question, feedback[len(MISTAKE):])[language]
 
 
+def report(exercise: str, name: str, expected: dict, feedback, errors: list[str],
+           got: dict[str, dict]) -> dict:
+    """The verdict on one variant: the points it got (``got``, as :func:`score` returns them)
+    are the ones expected, only a bug may raise in its cells, and a known bug's feedback has
+    the text it must have."""
+    scores = {q: v["score"] for q, v in got.items()}
+    ok = scores == expected and (not errors or name.startswith("bug"))
+    hint_missing = None
+    if feedback is not None:
+        question, text = feedback
+        if not any(text in m for m in got[question]["failures"]):
+            ok, hint_missing = False, text
+    return {"exercise": exercise, "variant": name, "expected": expected,
+            "got": scores, "cell_errors": errors, "ok": ok,
+            "missing_feedback": hint_missing,
+            "failures": {q: v["failures"] for q, v in got.items() if v["failures"]}}
+
+
 def check_exercise(exercise: str, quick: bool = False) -> list[dict]:
     reports = []
     for name, nb, expected, feedback in variants(exercise, quick):
         namespace, errors = run_cells(nb, exercise)
-        got = score(namespace, exercise, quick)
-        scores = {q: v["score"] for q, v in got.items()}
-        ok = scores == expected and (not errors or name.startswith("bug"))
-        hint_missing = None
-        if feedback is not None:
-            question, text = feedback
-            if not any(text in m for m in got[question]["failures"]):
-                ok, hint_missing = False, text
-        reports.append({"exercise": exercise, "variant": name, "expected": expected,
-                        "got": scores, "cell_errors": errors, "ok": ok,
-                        "missing_feedback": hint_missing,
-                        "failures": {q: v["failures"] for q, v in got.items()
-                                     if v["failures"]}})
+        reports.append(report(exercise, name, expected, feedback, errors,
+                              score(namespace, exercise, quick)))
     return reports
 
 

@@ -535,17 +535,19 @@ class Checked:
     shown: dict[str, dict]       # language -> the check cell's output (text/plain, text/html)
 
 
-def _check_exercise(exercise: str) -> tuple[list[Checked], set[str]]:
+def _check_exercise(exercise: str) -> tuple[list[Checked], set[str], list[dict]]:
     """Every selfcheck variant of ``exercise`` (as in `selfcheck --quick`), each run once, and
-    each of its checks run in English and in Chinese; with the texts that found no Chinese."""
+    each of its checks run in English and in Chinese; with the texts that found no Chinese, and
+    selfcheck's report on each variant graded in English (``selfcheck.report``)."""
     from grading import selfcheck
 
     torch.set_num_threads(1)
-    checked = []
+    checked, reports = [], []
     checks.untranslated.clear()
-    tests = sorted((selfcheck.AUTOGRADER / exercise / "tests").glob("q*.py"))
-    for name, nb, expected, _ in selfcheck.variants(exercise, quick=True):
-        namespace, _ = selfcheck.run_cells(nb, exercise)
+    tests = sorted((selfcheck.AUTOGRADER / exercise / "tests").glob("q*.py"), key=lambda p: int(p.stem[1:]))
+    for name, nb, expected, feedback in selfcheck.variants(exercise, quick=True):
+        namespace, errors = selfcheck.run_cells(nb, exercise)
+        english = {}
         for path in tests:
             if (exercise, path.stem) in selfcheck.SLOW_QUESTIONS:
                 continue
@@ -556,21 +558,25 @@ def _check_exercise(exercise: str) -> tuple[list[Checked], set[str]]:
                 score[language] = test.score
                 failures[language] = [f"{r.error}: {r.message}" for r in results if not r.passed]
                 shown[language] = _shown(checks.CheckResult(path.stem, results, language))
+                if language == "en":
+                    english[test.name] = {"score": test.score, "failures": failures["en"]}
             checked.append(Checked(exercise, name, path.stem, expected[path.stem],
                                    score, failures, shown))
-    return checked, set(checks.untranslated)
+        reports.append(selfcheck.report(exercise, name, expected, feedback, errors, english))
+    return checked, set(checks.untranslated), reports
 
 
 @pytest.fixture(scope="module")
-def every_check_in_both_languages(tmp_path_factory) -> tuple[list[Checked], set]:
+def every_check_in_both_languages(tmp_path_factory) -> tuple[list[Checked], set, list[dict]]:
     """grading.selfcheck's variants of every exercise (solution, untouched stub, every known
     bug), each run once, and each of its checks run in English and in Chinese; with the texts
-    that found no Chinese on the way. As in `selfcheck --quick`, the questions of SLOW_QUESTIONS
-    (a training run of minutes per variant) are left out: their texts are covered by the catalog
-    tests above. Running the variants is nearly all the cost, so the two tests below share it
-    (`make integration` runs each test file on one worker: --dist loadfile), and the exercises
-    are spread over two fresh processes (one per core: this file is the longest of the
-    integration step, and one exercise does not depend on another)."""
+    that found no Chinese on the way, and selfcheck's English reports. As in `selfcheck --quick`,
+    the questions of SLOW_QUESTIONS (a training run of minutes per variant) are left out: their
+    texts are covered by the catalog tests above, their grading by the instructor command's test.
+    Running the variants is nearly all the cost, so the three tests below share it (`make
+    integration` runs each test file on one worker: --dist loadfile), and the exercises are
+    spread over two fresh processes (one per core: this file is the longest of the integration
+    step, and one exercise does not depend on another)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -584,7 +590,37 @@ def every_check_in_both_languages(tmp_path_factory) -> tuple[list[Checked], set]
         with ProcessPoolExecutor(max_workers=min(2, os.cpu_count() or 1),
                                  mp_context=multiprocessing.get_context("spawn")) as pool:
             done = list(pool.map(_check_exercise, exercises))
-    return [c for checked, _ in done for c in checked], set().union(*(u for _, u in done))
+    return ([c for checked, _, _ in done for c in checked], set().union(*(u for _, u, _ in done)),
+            [r for _, _, reports in done for r in reports])
+
+
+@pytest.mark.slow
+def test_every_exercise_grades_its_solution_stub_and_known_bugs_as_selfcheck_expects(every_check_in_both_languages):
+    """In English (what `python -m grading.selfcheck --quick` checks): the solution gets full
+    marks, the untouched student notebook runs without error and gets 0, and every classic bug
+    of grading/known_bugs.py loses exactly the points of its question, keeps the others, and is
+    told so by a failed check (with the hint the bug's entry names, where it names one)."""
+    from grading.known_bugs import BUGS
+    from grading.selfcheck import AUTOGRADER, SLOW_QUESTIONS
+
+    _, _, reports = every_check_in_both_languages
+    bad = [r for r in reports if not r["ok"]]
+    assert not bad, json.dumps(bad, indent=1)[:6000]
+    exercises = sorted(p.name for p in AUTOGRADER.iterdir() if p.is_dir())
+    for exercise in exercises:
+        manifest = json.loads((AUTOGRADER / exercise / "manifest.json").read_text())
+        assert len(BUGS[exercise]) >= 2, f"{exercise}: at least two classic bugs are checked"
+        quick = [b for b in BUGS[exercise] if (exercise, b[0]) not in SLOW_QUESTIONS]
+        mine = [r for r in reports if r["exercise"] == exercise]
+        assert [r["variant"] for r in mine[:2]] == ["solution", "untouched student notebook"]
+        assert len(mine) == 2 + len(quick)
+        assert mine[0]["got"] == {q: p for q, p in manifest["questions"].items()
+                                  if (exercise, q) not in SLOW_QUESTIONS}
+        untouched = mine[1]
+        assert untouched["cell_errors"] == [] and set(untouched["got"].values()) == {0}
+        for report in mine[2:]:  # each bug's feedback names what was checked
+            messages = [m for ms in report["failures"].values() for m in ms]
+            assert messages and all("CheckFailed" in m for m in messages), report
 
 
 @pytest.mark.slow
@@ -592,7 +628,7 @@ def test_every_exercise_gives_every_known_bug_and_stub_its_feedback_in_chinese(e
     """Graded in Chinese, every variant gets the points selfcheck expects, and no text of its
     feedback falls back to English. The solution passes every check, so every text given to a
     check (hints included) is looked up; the bugs and stubs reach the failure messages."""
-    checked, untranslated = every_check_in_both_languages
+    checked, untranslated, _ = every_check_in_both_languages
     wrong_points = [f"{c.exercise} {c.question} ({c.variant}): {c.score['zh']} points, expected {c.expected}"
                     for c in checked if c.score["zh"] != c.expected]
     leaks = [f"{c.exercise} {c.question} ({c.variant}): {line}"
@@ -609,7 +645,7 @@ def test_every_exercise_output_in_english_translates_to_what_a_run_in_chinese_sh
     """What zh/zh_edition.py does to the stored check outputs, for every output the checks can
     print on the selfcheck's variants: the English output translated (check_output_in) must be
     the output of the same check run in Chinese."""
-    checked, _ = every_check_in_both_languages
+    checked, _, _ = every_check_in_both_languages
     wrong = []
     for c in checked:
         try:
