@@ -105,6 +105,7 @@ KERNEL_VARIABLES = ("ATEN_CPU_CAPABILITY", "MKL_ENABLE_INSTRUCTIONS", "ONEDNN_MA
 RECORDED_KERNELS = Path(__file__).resolve().parent / "tools" / "recorded_kernels.json"
 
 
+@lru_cache(maxsize=None)  # asked at every cell's setup; a notebook's metadata does not change in a run
 def records_under_plain_kernels(notebook: Path) -> bool:
     """Whether a notebook's outputs are recorded under plain code: its metadata has
     ``"mha_course": {"record_kernels": "plain"}`` (the Chinese twin has the English notebook's
