@@ -148,15 +148,16 @@ def _fingerprints(folder: Path) -> dict[str, tuple]:
 def test_instructor_command_grades_solutions_and_known_bugs_like_selfcheck(tmp_path):
     """Every exercise through the real grading path (each notebook in a sandbox, its tests in
     the grader), in the one-folder-per-student layout: one student handed in every solution,
-    another every exercise with its first classic bug of grading/known_bugs.py. The solutions
-    get full marks and no notes; each bug loses exactly its question's points, as in selfcheck
-    (the sandbox's proxies change no verdict). The capstone's first bug is a training bug: its
-    q5, the grader's own training run through the proxies, is graded here for the solution
-    (full marks) and for that bug (q5 only lost)."""
+    another every exercise with one classic bug of grading/known_bugs.py: the first bug of a
+    question that `selfcheck --quick` leaves out (SLOW_QUESTIONS), else the exercise's first bug.
+    The solutions get full marks and no notes; each bug loses exactly its question's points, as
+    in selfcheck (the sandbox's proxies change no verdict). So the capstone's q5, the grader's
+    own training run through the proxies, is graded here for the solution (full marks) and for
+    a training bug (q5 only lost): nowhere else in `make test`."""
     import nbformat
 
     from grading.known_bugs import BUGS
-    from grading.selfcheck import apply_bug
+    from grading.selfcheck import SLOW_QUESTIONS, apply_bug
 
     subs = tmp_path / "submissions"
     (subs / "solution").mkdir(parents=True)
@@ -166,7 +167,8 @@ def test_instructor_command_grades_solutions_and_known_bugs_like_selfcheck(tmp_p
         solution = AUTOGRADER / exercise / f"{exercise}-solution.ipynb"
         shutil.copy(solution, subs / "solution" / f"{exercise}.ipynb")
         if BUGS.get(exercise):
-            question, _, replacements, *_ = BUGS[exercise][0]
+            slow = [bug for bug in BUGS[exercise] if (exercise, bug[0]) in SLOW_QUESTIONS]
+            question, _, replacements, *_ = (slow or BUGS[exercise])[0]
             bugs[exercise] = question
             buggy = apply_bug(nbformat.read(solution, as_version=4), replacements)
             nbformat.write(buggy, subs / "buggy" / f"{exercise}.ipynb")
