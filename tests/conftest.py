@@ -20,17 +20,18 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 torch.set_num_threads(1)  # xdist already runs one worker per core
 
 
-# The integration step's longest files, longest first (seconds of their slowest items on 2 idle
-# cores, 2026-11): with `--dist loadfile` each file runs whole on one worker, so they must start
-# first, or the last one to start is the step's tail. (xdist's default order, most tests first,
-# starts them last: a file of two tests that grade every exercise looks small to it.)
+# The integration step's longest files, longest first (seconds of their slowest items in
+# `make integration` on 2 idle cores, 2026-11-27): with `--dist loadfile` each file runs whole on
+# one worker, so they must start first, or the last one to start is the step's tail. (xdist's
+# default order, most tests first, starts them last: a file of two tests that grade every
+# exercise looks small to it.)
 LONGEST_FILES = (
-    "test_checks_language.py",      # 207: every exercise's variants, in English and in Chinese
-    "test_exercises_grading.py",    # 154: every exercise through the instructor command
-    "test_grading_adversarial.py",  # 135: the hostile class
-    "test_grading_lifecycle.py",    # stopping the command three ways, a symlinked venv
-    "test_grading_bans.py",         # 54
-    "test_grading_export.py",       # 43
+    "test_checks_language.py",      # 285: every exercise's variants, in English and in Chinese
+    "test_exercises_grading.py",    # 246: every exercise through the instructor command
+    "test_grading_adversarial.py",  # 181: the hostile class
+    "test_grading_lifecycle.py",    # 93: stopping the command three ways, a symlinked venv
+    "test_grading_export.py",       # 69
+    "test_grading_bans.py",         # 57
 )
 
 
