@@ -8,7 +8,7 @@
   runs on one exercise.
 * The instructor command (``python -m grading.grade``: each notebook in a bubblewrap sandbox,
   its tests in the grader) on every exercise's solution (full marks, no notes) and on every
-  exercise with its first known bug (exactly that question's points lost, as in selfcheck).
+  exercise with one known bug, a slow question's where there is one (exactly that question's points lost, as in selfcheck).
   (The hostile class, with the exact points each attack must get, is
   ``tests/test_grading_adversarial.py``.)
 
