@@ -63,3 +63,30 @@ def test_chinese_text_has_a_font_with_han_glyphs_in_every_style(style):
             fig.canvas.draw()
     finally:
         plotting.use_language("en")
+
+
+def test_a_bold_chinese_title_draws_without_a_font_weight_warning(caplog):
+    # Chapter 6's figure has bold titles; the CJK font has one weight. Only that warning goes:
+    # a font family matplotlib cannot find is still reported.
+    import logging
+
+    from matplotlib import font_manager
+
+    from mha.course import plotting
+
+    if plotting.cjk_font() is None:
+        pytest.skip("no CJK font installed")
+    try:
+        plotting.use_language("zh")
+        fig, ax = plt.subplots()
+        # a size no other test asks for: matplotlib caches each font lookup, and warns once
+        fig.suptitle("层归一化：一组是一个词元的特征", weight="bold", fontsize=13.25)
+        with caplog.at_level(logging.WARNING, logger="matplotlib.font_manager"):
+            fig.canvas.draw()
+            font_manager.fontManager.findfont(font_manager.FontProperties(family="No Such Font Sans"))
+        messages = [r.getMessage() for r in caplog.records]
+        assert not [m for m in messages if "font weight" in m], messages
+        assert [m for m in messages if "No Such Font Sans" in m], messages
+    finally:
+        plotting.use_language("en")
+        plt.close("all")

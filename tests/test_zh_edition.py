@@ -5,8 +5,10 @@
   fails and names the page, the cell id and what changed, until a translator updates the
   Chinese and runs `python zh/zh_edition.py --accept PAGE CELL_ID` (zh/README.md).
 * The Chinese notebooks are generated (zh/zh_edition.py): their code cells, outputs and
-  metadata are the English ones byte for byte, so nbval over the English notebooks checks
-  the Chinese code too; the tests below prove it for the committed files, and that they are
+  metadata are the English ones byte for byte (a page executed in Chinese: the code with its
+  comments and strings translated, and outputs that show the English outputs' values), so
+  nbval over the English notebooks checks the Chinese ones too (`make notebooks` does not run
+  the Chinese chapters); the tests below prove it for the committed files, and that they are
   what the generator makes from the current English notebooks and translations. Two generated
   source changes are allowed (ALLOWED_CODE_CHANGES): the exercises' checks give Chinese
   feedback, and the quiz cell fetches the Chinese quiz on Colab. Two generated output changes:
@@ -159,6 +161,53 @@ def _expected_zh_metadata(page: str, en_cell: dict) -> dict:
     return metadata
 
 
+# Tags of cells whose outputs nbval does not compare (their values may differ from run to run).
+NBVAL_UNCOMPARED = {"nbval-ignore-output", "nbval-skip"}
+
+
+def _sanitized(text: str) -> str:
+    """``text`` as nbval compares it: with the patterns of tests/nbval_sanitize.cfg (timings,
+    addresses) replaced."""
+    import configparser
+
+    config = configparser.ConfigParser()
+    config.read(ROOT / "tests" / "nbval_sanitize.cfg", encoding="utf-8")
+    for section in config.sections():
+        text = re.sub(config[section]["regex"], config[section]["replace"], text)
+    return text
+
+
+def _shown(cell: dict) -> tuple:
+    """What a run of a code cell showed, as nbval compares it (after its sanitizing, with the
+    consecutive pieces of one stream as one output): the kind of each output, and the numbers
+    in them."""
+    from collections import Counter
+
+    kinds, numbers = [], Counter()
+    for out in cell.get("outputs", []):
+        kind = (out.get("output_type"), out.get("name"), sorted(out.get("data", {})))
+        if not (kinds and kind == kinds[-1] and kind[0] == "stream"):
+            kinds.append(kind)
+        texts = [out.get("text", "")] + [v for k, v in sorted(out.get("data", {}).items()) if k.startswith("text/")]
+        for text in texts:
+            numbers.update(zh.NUMBER.findall(_sanitized(zh.cell_text({"source": text}))))
+    return kinds, numbers
+
+
+def _shows_the_same(en_cell: dict, zh_cell: dict) -> str | None:
+    """None if the Chinese run of a code cell shows what the English run shows: the same kinds
+    of output, and the same numbers but those written in the string literals of either cell (a
+    translation may write "1" where the English says "one"); else what differs."""
+    (en_kinds, en_numbers), (zh_kinds, zh_numbers) = _shown(en_cell), _shown(zh_cell)
+    if en_kinds != zh_kinds:
+        return f"kinds of output: English {en_kinds}, Chinese {zh_kinds}"
+    written = zh._literal_numbers(zh.cell_text(en_cell)) | zh._literal_numbers(zh.cell_text(zh_cell))
+    only_en, only_zh = en_numbers - zh_numbers - written, zh_numbers - en_numbers - written
+    if only_en or only_zh:
+        return f"numbers only the English run shows {sorted(only_en.elements())}, only the Chinese {sorted(only_zh.elements())}"
+    return None
+
+
 @pytest.mark.parametrize("page", NOTEBOOK_PAGES)
 def test_chinese_notebook_has_the_english_code_cells_and_outputs(page):
     """The Chinese code cells are the English ones: the same code, the same metadata (tags
@@ -168,7 +217,10 @@ def test_chinese_notebook_has_the_english_code_cells_and_outputs(page):
     of ALLOWED_CODE_CHANGES, the figures' language switch of an executed page, and the outputs:
     the quiz cell's shows the Chinese quiz, an exercise's check cells show the English output
     translated (check_output_in: the output a run in Chinese prints), and an executed page's are
-    those of its Chinese run (nbval checks them: `make notebooks`)."""
+    those of its Chinese run. That run must show what the English outputs show (the same kinds of
+    output, the same numbers but those written in the cell's strings), which nbval checks by
+    running the English notebook again (`make notebooks`): the Chinese chapters are not run
+    there, since their code is the English code (next test) and their values are checked here."""
     zh_path = zh.ZH / f"{page}.ipynb"
     if not zh_path.is_file():
         pytest.fail(f"no zh/{page}.ipynb: run `make book`")
@@ -192,6 +244,12 @@ def test_chinese_notebook_has_the_english_code_cells_and_outputs(page):
             assert zh.printed_values(zh_cell) == zh.printed_values(en_cell), (
                 f"{where}: the output does not show what the English one shows (its numbers and "
                 f"kinds of output): run python zh/zh_edition.py --execute {page}")
+        if executed and not NBVAL_UNCOMPARED & set(en_cell.get("metadata", {}).get("tags", [])):
+            difference = _shows_the_same(en_cell, zh_cell)
+            assert difference is None, (
+                f"{where}: the Chinese run does not show what the English one shows ({difference}): a "
+                f"run of older code, or code that behaves otherwise in zh/: run python zh/zh_edition.py "
+                f"--execute {page}")
         if check_cell and not executed:
             want = [dict(out, data=check_output_in("zh", out["data"])) if "data" in out else out
                     for out in en_cell["outputs"]]

@@ -17,7 +17,7 @@
                                              run the Chinese notebooks of pages with code
                                              translations (comments and strings in Chinese) and
                                              store their outputs: Chinese printed text and figures
-    python zh/zh_edition.py --executed       list those notebooks (make notebooks runs nbval on them)
+    python zh/zh_edition.py --executed       list those notebooks
                                              (an exercise's translated cells that print are taken from
                                              a run too: --execute exercises/exNN_name/exNN_name)
 
@@ -281,7 +281,8 @@ def _with_zh_check_output(cell: dict) -> dict:
 # translations is EXECUTED in Chinese (`--execute`), so its figures are drawn with Chinese
 # labels: its first code cell after the Colab setup also calls plotting.use_language("zh")
 # (ZH_LANGUAGE_LINES), and its outputs are those of that run, which the generator keeps as long
-# as the code they came from is unchanged. nbval runs these notebooks (`make notebooks`).
+# as the code they came from is unchanged. tests/test_zh_edition.py checks that they show the
+# English outputs' values, which nbval checks by running the English notebook.
 
 ZH_LANGUAGE_LINES = (
     "from mha.course.plotting import use_language\n"
@@ -986,7 +987,7 @@ def main(argv: list[str] | None = None) -> int:
                        help="run the Chinese notebooks of these pages (default: every chapter with code "
                             "translations, and the exercises with cells waiting for a run) and keep their outputs")
     group.add_argument("--executed", action="store_true",
-                       help="print the Chinese notebooks that are executed in Chinese (for nbval)")
+                       help="print the Chinese notebooks that are executed in Chinese")
     args = parser.parse_args(argv)
     if args.status:
         return _status()

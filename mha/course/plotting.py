@@ -8,6 +8,7 @@ font) in front of matplotlib's sans-serif list, so no character is drawn as an e
 """
 from __future__ import annotations
 
+import logging
 import os
 import warnings
 from collections.abc import Sequence
@@ -38,6 +39,18 @@ _ENGLISH_FONT_SETTINGS = {key: matplotlib.rcParams[key]
                           for key in ("font.sans-serif", "font.family", "axes.unicode_minus")}
 
 
+class _OneWeightFont(logging.Filter):
+    """Drops matplotlib's warning that a font has no bold weight. WenQuanYi Micro Hei (the CJK
+    font of Debian and Colab) has one weight, so a bold title in Chinese is drawn at the regular
+    weight, and matplotlib would print that warning under the figure."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("findfont: Failed to find font weight")
+
+
+_ONE_WEIGHT_FONT = _OneWeightFont()
+
+
 def cjk_font() -> str | None:
     """The name of a CJK font matplotlib can use, or None (registering a known font file
     that matplotlib's font cache, made before the font was installed, does not list)."""
@@ -66,6 +79,7 @@ def use_language(language: str) -> None:
     _language = language
     for key, value in _ENGLISH_FONT_SETTINGS.items():  # back to matplotlib's settings first
         matplotlib.rcParams[key] = value
+    logging.getLogger("matplotlib.font_manager").removeFilter(_ONE_WEIGHT_FONT)
     if language == "zh":
         font = cjk_font()
         if font is None:
@@ -79,6 +93,7 @@ def use_language(language: str) -> None:
         matplotlib.rcParams["font.family"] = [font, "sans-serif"]
         # The CJK font's minus sign is a hyphen-like glyph; keep ASCII '-' for tick labels.
         matplotlib.rcParams["axes.unicode_minus"] = False
+        logging.getLogger("matplotlib.font_manager").addFilter(_ONE_WEIGHT_FONT)
 
 
 def language() -> str:
