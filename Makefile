@@ -47,17 +47,17 @@ integration: $(STAMP) grading-deps
 # every notebook under CPU kernels other than those its outputs were recorded with
 # (tools/recorded_kernels.json, or plain code for a chapter whose metadata asks for it;
 # conftest.py): the machine's own where they differ, else the next set down (AVX2 on an
-# AVX-512 machine, plain code on an AVX2 one). The Chinese chapters are not run again: their
-# code is the English code with comments and strings translated, and their stored outputs show
-# the English outputs' values (both checked by tests/test_zh_edition.py in `make unit`), which
-# this run checks. The Chinese exercises are run: their checks answer in Chinese.
-# --no-loadscope-reorder: the notebooks are handed out in the order conftest.py gives them
-# (English first, longest first), not by number of cells.
+# AVX-512 machine, plain code on an AVX2 one). The Chinese notebooks are not run again: their
+# code is the English code with comments and strings translated, and their stored outputs are
+# the English ones, or show the English outputs' values (a page run in Chinese), or are the
+# English check output translated (an exercise's checks): tests/test_zh_edition.py proves it
+# in `make unit`, so this run checks both editions. --no-loadscope-reorder: the notebooks are
+# handed out in the order conftest.py gives them (longest first), not by number of cells.
 notebooks: $(STAMP)
 	$(BIN)/python -m pytest --nbval --nbval-current-env \
 	  --nbval-sanitize-with tests/nbval_sanitize.cfg \
 	  --durations=15 -n 2 --dist loadscope --no-loadscope-reorder --other-kernels \
-	  chapters exercises zh/exercises
+	  chapters exercises
 
 # The two editions are independent Sphinx builds of one process each: built side by side.
 book-en: $(STAMP)

@@ -5,10 +5,10 @@ Order. Each notebook stays one unit of work on one worker, its cells in order; t
 recipe passes ``--no-loadscope-reorder`` so that xdist hands the notebooks out in the order
 below instead of by their number of cells (which put each chapter beside its Chinese twin).
 
-* Every English notebook comes before every Chinese one (`make notebooks` runs the Chinese
-  exercises). A Chinese notebook runs the English one's code, and its training runs load what
-  the English one stored in the run cache (``mha/course/run_cache.py``); side by side, one of
-  the two would wait on the other's lock with a core idle.
+* Every English notebook comes before every Chinese one (`make notebooks` runs only the
+  English ones; a run of both by hand). A Chinese notebook runs the English one's code, and its
+  training runs load what the English one stored in the run cache (``mha/course/run_cache.py``);
+  side by side, one of the two would wait on the other's lock with a core idle.
 * Within an edition the longest notebooks start first, so that the run does not end with one
   worker busy on a long notebook and the other idle. A notebook's length is the execution
   time Jupyter recorded in its cells' metadata when it was last executed (the English

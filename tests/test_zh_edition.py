@@ -13,8 +13,9 @@
   source changes are allowed (ALLOWED_CODE_CHANGES): the exercises' checks give Chinese
   feedback, and the quiz cell fetches the Chinese quiz on Colab. Two generated output changes:
   the quiz cell shows the Chinese quiz, and an exercise's check cells show the feedback in Chinese,
-  as a run of the Chinese notebook prints it (nbval over zh/exercises proves that; the test
-  below proves that it is the English output translated by mha.course.checks, and nothing else).
+  as a run of the Chinese notebook prints it (the test below proves that it is the English output
+  translated by mha.course.checks, and nothing else; tests/test_checks_language.py that this
+  translation is what a run in Chinese prints).
 * Links to the published English book in Chinese pages go to the Chinese edition.
 """
 
