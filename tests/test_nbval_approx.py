@@ -109,9 +109,10 @@ def test_a_notebook_recorded_under_plain_code_is_checked_under_the_machines_own_
 
 
 @pytest.mark.slow
-def test_make_notebooks_runs_both_editions_under_kernels_other_than_the_recording_and_reads_the_approx_tag(tmp_path):
-    """End to end, as `make notebooks` runs nbval, on a machine like the one that recorded the
-    outputs: the English and the Chinese notebook's kernels both run the next kernel set down,
+def test_nbval_other_kernels_runs_both_editions_under_kernels_other_than_the_recording_and_reads_the_approx_tag(tmp_path):
+    """End to end, as `make notebooks` runs nbval (on the English notebooks; on the Chinese ones
+    by hand), on a machine like the one that recorded the outputs: the English and the Chinese
+    notebook's kernels both run the next kernel set down,
     those of a notebook recorded under plain code the machine's own; a training cell's number 1%
     off passes under `nbval-approx`."""
     import json
