@@ -137,3 +137,21 @@ def test_nbval_other_kernels_runs_both_editions_under_kernels_other_than_the_rec
                            "no:cacheprovider", "--other-kernels", *notebooks],
                           cwd=tmp_path, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout[-3000:]
+
+
+def test_a_notebook_whose_runs_others_load_starts_first_then_the_longest(tmp_path):
+    import json
+
+    def timed(seconds: int, metadata=None) -> dict:
+        nb = _notebook("1", "1", metadata=metadata)
+        nb["cells"][0]["metadata"]["execution"] = {
+            "iopub.execute_input": "2026-01-01T00:00:00Z", "shell.execute_reply": f"2026-01-01T00:{seconds // 60:02d}:{seconds % 60:02d}Z"}
+        return nb
+    (tmp_path / "zh").mkdir()
+    notebooks = {"short.ipynb": timed(10), "long.ipynb": timed(300),
+                 "loaded.ipynb": timed(200, {"mha_course": {"others_load_its_runs": True}}),
+                 "zh/long.ipynb": timed(300)}
+    for name, nb in notebooks.items():
+        (tmp_path / name).write_text(json.dumps(nb))
+    order = sorted(notebooks, key=lambda name: root_conftest.notebook_order(tmp_path / name, tmp_path))
+    assert order == ["loaded.ipynb", "long.ipynb", "short.ipynb", "zh/long.ipynb"]
