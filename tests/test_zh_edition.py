@@ -166,15 +166,22 @@ def _expected_zh_metadata(page: str, en_cell: dict) -> dict:
 NBVAL_UNCOMPARED = {"nbval-ignore-output", "nbval-skip"}
 
 
-def _sanitized(text: str) -> str:
-    """``text`` as nbval compares it: with the patterns of tests/nbval_sanitize.cfg (timings,
-    addresses) replaced."""
+def _nbval_sanitizers() -> list[tuple[re.Pattern, str]]:
+    """The patterns of tests/nbval_sanitize.cfg (timings, addresses) and their replacements."""
     import configparser
 
     config = configparser.ConfigParser()
     config.read(ROOT / "tests" / "nbval_sanitize.cfg", encoding="utf-8")
-    for section in config.sections():
-        text = re.sub(config[section]["regex"], config[section]["replace"], text)
+    return [(re.compile(config[section]["regex"]), config[section]["replace"]) for section in config.sections()]
+
+
+NBVAL_SANITIZERS = _nbval_sanitizers()
+
+
+def _sanitized(text: str) -> str:
+    """``text`` as nbval compares it: with the patterns of tests/nbval_sanitize.cfg replaced."""
+    for pattern, replacement in NBVAL_SANITIZERS:
+        text = pattern.sub(replacement, text)
     return text
 
 
