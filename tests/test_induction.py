@@ -17,7 +17,8 @@ from mha import apply_rope
 from mha.course.induction import (AttentionOnly, CopyBatch, TrainResult, ablate_heads,
                                   ablation_table, copy_batch, copy_loss, copy_loss_by_position,
                                   direct_logit_accuracy, evaluate, exercise_model, head_scores,
-                                  induction_score, lag_scan, lag_score, offset_scan,
+                                  induction_score, lag_scan, lag_score, measure_exercise_model,
+                                  offset_scan,
                                   path_ablated_loss, previous_token_score, run_with_head_outputs,
                                   scores_over_training, train_exercise_weights,
                                   uniform_causal_weights, EXERCISE_MODELS, EXERCISE_WEIGHTS)
@@ -434,6 +435,29 @@ def test_the_exercise_model_is_loaded_once_and_handed_out_as_separate_copies(nam
         first.attns[1].o_proj.weight.zero_()
     assert not torch.equal(first.attns[1].o_proj.weight, second.attns[1].o_proj.weight)
     assert torch.equal(exercise_model(name).attns[1].o_proj.weight, second.attns[1].o_proj.weight)
+
+
+@pytest.mark.parametrize("name", ["induction", "shifted"])
+def test_a_measurement_of_the_exercise_model_is_the_one_the_functions_give_on_that_batch(name):
+    model, batch = exercise_model(name), batch_of(seed=16, B=32)
+    measured = measure_exercise_model(32, seed=16, name=name)
+    expected = head_scores(model, batch)
+    assert measured.scores.keys() == expected.keys()
+    for key in expected:
+        torch.testing.assert_close(measured.scores[key], expected[key], rtol=0, atol=0)
+    torch.testing.assert_close(measured.ablation, ablation_table(model, batch), rtol=0, atol=0)
+    assert measured.loss == evaluate(model, batch)
+
+
+def test_a_measurement_is_made_once_and_handed_out_as_copies():
+    rng = torch.random.get_rng_state()
+    first = measure_exercise_model(32, seed=5)
+    assert torch.equal(torch.random.get_rng_state(), rng)  # no draw from the caller's generator
+    first.ablation.zero_()  # what a caller does to one result changes no other
+    first.scores["induction"].zero_()
+    second = measure_exercise_model(32, seed=5)
+    assert second.ablation.abs().sum() > 0 and second.scores["induction"].abs().sum() > 0
+    assert not torch.equal(measure_exercise_model(32, seed=6).ablation, second.ablation)
 
 
 def test_the_default_exercise_model_is_the_induction_one_and_an_unknown_name_is_refused():

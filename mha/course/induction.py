@@ -585,6 +585,35 @@ def exercise_model(name: str = "induction") -> AttentionOnly:
     return model.eval()
 
 
+@dataclass(frozen=True)
+class Measurement:
+    """An exercise model measured on one batch of the copy task (:func:`measure_exercise_model`)."""
+
+    scores: dict[str, torch.Tensor]  # head_scores: "previous_token", "induction", each [num_layers, H]
+    ablation: torch.Tensor           # ablation_table: [num_layers, H]
+    loss: float                      # evaluate: the copy loss with every head in place
+
+
+def measure_exercise_model(batch_size: int, seed: int, name: str = "induction") -> Measurement:
+    """Exercise model ``name`` (:func:`exercise_model`) measured on ``copy_batch(batch_size)``
+    drawn with a generator seeded ``seed``: its head scores, ablation table and copy loss, the
+    numbers exercise 16's checks compare a learner's answers with.
+
+    Measured once per process: a grader checks a whole class against the same numbers, and the
+    ablation table alone is ``1 + num_layers * H`` forward passes. Every call returns copies,
+    so nothing a caller does to one result changes the next.
+    """
+    scores, ablation, loss = _measure_exercise_model(name, batch_size, seed)
+    return Measurement({key: value.clone() for key, value in scores.items()}, ablation.clone(), loss)
+
+
+@functools.lru_cache(maxsize=None)
+def _measure_exercise_model(name: str, batch_size: int, seed: int):
+    model = exercise_model(name)
+    batch = copy_batch(batch_size, generator=torch.Generator().manual_seed(seed))
+    return head_scores(model, batch), ablation_table(model, batch), evaluate(model, batch)
+
+
 if __name__ == "__main__":  # the maintainer's command that writes the shipped weights
     import sys
     for name in sys.argv[1:] or EXERCISE_MODELS:  # python -m mha.course.induction [name ...]

@@ -11,10 +11,7 @@ def test_circuit(previous_token_head, induction_head, ablation_costs, costly_hea
     import torch
     from mha.course import induction
     from mha.course.checks import CheckFailed, check_tensor, note
-    model = induction.exercise_model()
-    batch = induction.copy_batch(64, generator=torch.Generator().manual_seed(16))
-    with torch.no_grad():
-        _, weights = model(batch.tokens, need_weights=True)
+    measured = induction.measure_exercise_model(64, seed=16)
 
     def pair(name, value):
         if value is None:
@@ -25,16 +22,15 @@ def test_circuit(previous_token_head, induction_head, ablation_costs, costly_hea
             raise CheckFailed(f'{name} should be a (layer, head) pair; got {value!r}.')
         return (int(value[0]), int(value[1]))
     got = pair('previous_token_head', previous_token_head)
-    if got != (0, int(induction.previous_token_score(weights[0]).argmax())):
+    if got != (0, int(measured.scores['previous_token'][0].argmax())):
         raise CheckFailed(f'previous_token_head = {got} is not the previous-token head: ' + ('it is in layer 0, where it prepares in each position what layer 1 looks for.' if got[0] != 0 else 'take the head of layer 0 with the highest previous-token score on `batch`.'))
     got = pair('induction_head', induction_head)
-    if got != (1, int(induction.induction_score(weights[1], batch).argmax())):
+    if got != (1, int(measured.scores['induction'][1].argmax())):
         raise CheckFailed(f'induction_head = {got} is not the induction head: ' + ('it is in layer 1, where it can use what layer 0 wrote.' if got[0] != 1 else 'take the head of layer 1 with the highest induction score on `batch`.'))
     if ablation_costs is None:
         raise CheckFailed('ablation_costs is None: set it to the [2, 4] tensor of loss increases.')
-    expected = induction.ablation_table(model, batch)
+    expected, base = (measured.ablation, measured.loss)
     got = torch.as_tensor(ablation_costs, dtype=torch.float32)
-    base = induction.evaluate(model, batch)
     check_tensor(got, expected, 'ablation_costs, the increase of the copy loss when each head alone is removed', [(expected + base, 'those are the losses without each head: the question asks for their increase over the loss of the whole model.'), (expected.T, 'one row per layer, one column per head: yours are transposed.')], atol=0.001)
     if costly_heads is None:
         raise CheckFailed('costly_heads is None: set it to the list of (layer, head) pairs whose removal alone costs more than 0.3 nats.')
