@@ -7,8 +7,9 @@
   ``tests/test_checks_language.py`` (with selfcheck's own verdict); here the command itself
   runs on one exercise.
 * The instructor command (``python -m grading.grade``: each notebook in a bubblewrap sandbox,
-  its tests in the grader) on every exercise's solution (full marks, no notes) and on every
-  exercise with one known bug, a slow question's where there is one (exactly that question's points lost, as in selfcheck).
+  its tests in the grader) on every exercise's solution (full marks, no notes) and on the
+  known bugs of the slow questions, which selfcheck --quick leaves out (exactly that
+  question's points lost, as in selfcheck).
   (The hostile class, with the exact points each attack must get, is
   ``tests/test_grading_adversarial.py``.)
 
@@ -148,12 +149,14 @@ def _fingerprints(folder: Path) -> dict[str, tuple]:
 def test_instructor_command_grades_solutions_and_known_bugs_like_selfcheck(tmp_path):
     """Every exercise through the real grading path (each notebook in a sandbox, its tests in
     the grader), in the one-folder-per-student layout: one student handed in every solution,
-    another every exercise with one classic bug of grading/known_bugs.py: the first bug of a
-    question that `selfcheck --quick` leaves out (SLOW_QUESTIONS), else the exercise's first bug.
-    The solutions get full marks and no notes; each bug loses exactly its question's points, as
-    in selfcheck (the sandbox's proxies change no verdict). So the capstone's q5, the grader's
-    own training run through the proxies, is graded here for the solution (full marks) and for
-    a training bug (q5 only lost): nowhere else in `make test`."""
+    another the exercises with a question that `selfcheck --quick` leaves out (SLOW_QUESTIONS),
+    each with that question's first classic bug of grading/known_bugs.py. The solutions get
+    full marks and no notes (the sandbox's proxies change no verdict); each bug loses exactly
+    its question's points, as in selfcheck. So the capstone's q5, the grader's own training run
+    through the proxies, is graded here for the solution (full marks) and for a training bug
+    (q5 only lost): nowhere else in `make test`. Every other known bug is graded in both
+    languages by tests/test_checks_language.py, and bugs through the sandbox by the hostile
+    class of tests/test_grading_adversarial.py."""
     import nbformat
 
     from grading.known_bugs import BUGS
@@ -166,12 +169,13 @@ def test_instructor_command_grades_solutions_and_known_bugs_like_selfcheck(tmp_p
     for exercise in EXERCISES:
         solution = AUTOGRADER / exercise / f"{exercise}-solution.ipynb"
         shutil.copy(solution, subs / "solution" / f"{exercise}.ipynb")
-        if BUGS.get(exercise):
-            slow = [bug for bug in BUGS[exercise] if (exercise, bug[0]) in SLOW_QUESTIONS]
-            question, _, replacements, *_ = (slow or BUGS[exercise])[0]
+        slow = [bug for bug in BUGS.get(exercise, []) if (exercise, bug[0]) in SLOW_QUESTIONS]
+        if slow:
+            question, _, replacements, *_ = slow[0]
             bugs[exercise] = question
             buggy = apply_bug(nbformat.read(solution, as_version=4), replacements)
             nbformat.write(buggy, subs / "buggy" / f"{exercise}.ipynb")
+    assert bugs, "no known bug of a slow question: the buggy student would hand in nothing"
     before = _fingerprints(subs)
     rows, _ = _grade(subs, tmp_path / "results", "--jobs", "2")
     assert _fingerprints(subs) == before

@@ -6,8 +6,10 @@ there the same recorder runs around each call the checks make, the sandbox sends
 recorded, and the grader refuses the same things the notebook refuses, and accepts the same. A
 small class of exercise-1 notebooks, each the solution with one answer changed, is graded once,
 together with a second class: for each exercise whose bans name the course's own references
-(issue 21 item 10), its solution and the solution with one answer that wraps such a reference
-under a name bound in another cell: the wrapper loses its question, the solution keeps every point.
+(issue 21 item 10), the solution with one answer that wraps such a reference under a name bound
+in another cell: the wrapper loses that question and keeps every other point. (That the solutions
+themselves keep every point under the same grader is tests/test_exercises_grading.py's
+instructor-command test, which grades every exercise's solution.)
 """
 from __future__ import annotations
 
@@ -165,13 +167,11 @@ def _wrapped(exercise: str):
 
 
 def _write_wrapper_class(subs: Path) -> None:
-    """Each exercise's solution and its wrapper, one folder per student."""
+    """Each exercise's wrapper, one folder per student."""
     for exercise in WRAPPERS:
-        solution = nbformat.read(ROOT / "grading" / "autograder" / exercise / f"{exercise}-solution.ipynb",
-                                 as_version=4)
-        for student, nb in ((f"{exercise}_solution", solution), (f"{exercise}_wrapper", _wrapped(exercise))):
-            (subs / student).mkdir(parents=True)
-            nbformat.write(nb, subs / student / f"{exercise}.ipynb")
+        student = f"{exercise}_wrapper"
+        (subs / student).mkdir(parents=True)
+        nbformat.write(_wrapped(exercise), subs / student / f"{exercise}.ipynb")
 
 
 @pytest.fixture(scope="module")
@@ -183,8 +183,7 @@ def wrapper_grades(graded) -> dict[str, dict]:
 def test_a_wrapper_of_the_course_reference_loses_its_question(wrapper_grades, exercise):
     question = WRAPPERS[exercise][0]
     points = _manifest(exercise)
-    for student, lost in ((f"{exercise}_solution", set()), (f"{exercise}_wrapper", {question})):
-        row, feedback = wrapper_grades[student]["row"], wrapper_grades[student]["feedback"]
-        got = {q: float(row[f"{exercise[:4]}.{q}"] or 0) for q in points}
-        assert got == {q: 0.0 if q in lost else p for q, p in points.items()}, (student, got, feedback)
-    assert "(your code called `" in wrapper_grades[f"{exercise}_wrapper"]["feedback"]
+    row, feedback = wrapper_grades[f"{exercise}_wrapper"]["row"], wrapper_grades[f"{exercise}_wrapper"]["feedback"]
+    got = {q: float(row[f"{exercise[:4]}.{q}"] or 0) for q in points}
+    assert got == {q: 0.0 if q == question else p for q, p in points.items()}, (got, feedback)
+    assert "(your code called `" in feedback
