@@ -21,7 +21,7 @@ below instead of by their number of cells (which put each chapter beside its Chi
 Kernels. The stored outputs were recorded under one set of PyTorch's CPU kernels (AVX-512,
 AVX2 or plain code: ``tools/recorded_kernels.json``, written by ``make record``), except the
 notebooks whose metadata asks for plain code (:func:`records_under_plain_kernels`: chapters
-that train and whose lessons time nothing). A run under the recording's kernels would prove
+that train, unless their lesson is how fast the vector kernels are). A run under the recording's kernels would prove
 little about another reader's CPU, so ``--other-kernels`` runs every notebook, both editions,
 under another set (:func:`check_kernels`): the machine's own when they differ from the
 notebook's recording, else the next set down (:func:`second_kernel_set`). A notebook recorded
@@ -125,8 +125,11 @@ RECORDED_KERNELS = Path(__file__).resolve().parent / "tools" / "recorded_kernels
 def records_under_plain_kernels(notebook: Path) -> bool:
     """Whether a notebook's outputs are recorded under plain code: its metadata has
     ``"mha_course": {"record_kernels": "plain"}`` (the Chinese twin has the English notebook's
-    metadata). Meant for chapters that train for minutes and time nothing: recorded under plain
-    code, they are checked on every vector CPU under its own, faster kernels."""
+    metadata). Meant for chapters that train for minutes: recorded under plain code, they are
+    checked on every vector CPU under its own, faster kernels. Not for a chapter whose lesson is
+    the speed of the vector kernels themselves (chapter 8's head widths, chapter 10, the
+    appendix): its page shows what the reader's kernels do. A chapter that loads another's
+    training runs (``others_load_its_runs``) is recorded under the same kernels as that one."""
     try:
         metadata = json.loads(notebook.read_text(encoding="utf-8")).get("metadata", {})
     except (OSError, ValueError):

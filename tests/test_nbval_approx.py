@@ -155,3 +155,20 @@ def test_a_notebook_whose_runs_others_load_starts_first_then_the_longest(tmp_pat
         (tmp_path / name).write_text(json.dumps(nb))
     order = sorted(notebooks, key=lambda name: root_conftest.notebook_order(tmp_path / name, tmp_path))
     assert order == ["loaded.ipynb", "long.ipynb", "short.ipynb", "zh/long.ipynb"]
+
+
+def test_a_chapter_that_loads_chapter_11s_model_is_recorded_under_its_kernels():
+    """Chapter 11's model is cached under the kernels it was trained with: a chapter recorded
+    under other kernels would train it again, and its page would show another model."""
+    import json
+
+    chapters = sorted((ROOT / "chapters").glob("*.ipynb"))
+    lender = ROOT / "chapters" / "11_language_model.ipynb"
+    assert root_conftest.others_load_its_runs(lender)
+    loaders = [p for p in chapters if p != lender and any(
+        "trained_lm(" in "".join(cell["source"])
+        for cell in json.loads(p.read_text(encoding="utf-8"))["cells"] if cell["cell_type"] == "code")]
+    assert loaders, "no chapter loads chapter 11's model any more: this test has nothing to check"
+    wrong = [p.name for p in loaders if root_conftest.records_under_plain_kernels(p)
+             != root_conftest.records_under_plain_kernels(lender)]
+    assert not wrong, f"recorded under other kernels than chapter 11, whose model they load: {wrong}"

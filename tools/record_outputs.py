@@ -21,7 +21,7 @@ It prints the CPU kernels PyTorch used (`torch.backends.cpu.get_cpu_capability()
 them to `tools/recorded_kernels.json`, from which `make notebooks` chooses other kernels to
 check the outputs under (conftest.py); say which in the README's "Stored outputs" line when
 you commit the result. A notebook whose metadata asks for plain code (conftest.py's
-`records_under_plain_kernels`: chapters that train and time nothing) is executed, in both
+`records_under_plain_kernels`: chapters that train) is executed, in both
 editions, under plain kernels instead.
 """
 from __future__ import annotations
