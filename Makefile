@@ -35,8 +35,14 @@ book: $(STAMP)
 ## test: unit tests, every notebook under nbval, the book with warnings as errors, then the
 ## built book in a real browser and its links (in this order: the last step reads _build/html)
 # The system packages come first: a machine without them is told what to install before
-# anything else runs.
-test: browser-deps grading-deps unit integration notebooks book-strict browser
+# anything else runs. The book is built while the integration tests run: neither keeps both
+# cores busy (the tests wait on sandboxes and subprocesses, each edition's build is one process
+# with serial stretches), and nothing either writes is read by the other. Their output is
+# printed as each finishes (--output-sync).
+test: browser-deps grading-deps unit
+	$(MAKE) --no-print-directory -j2 --output-sync=target integration book-strict
+	$(MAKE) --no-print-directory notebooks
+	$(MAKE) --no-print-directory browser
 
 ## unit: the specification of mha, fast (tests marked `slow` and `browser` are left out)
 unit: $(STAMP)
