@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 import http.server
-import json
 import os
 import re
 import shutil
@@ -297,33 +296,19 @@ AXE_JS_FILE = Path(__file__).with_name("vendor") / "axe.min.js"
 # The rules that read colours (color-contrast, link-in-text-block: most of axe's time, 3-5 s on
 # a chapter) run on every page but the Chinese twin of an English page (zh/chapters/...,
 # zh/exercises/...): it has the English page's stylesheet, theme and elements, in the same
-# colours; only its words differ, which the other rules still check. On an English page they
-# also leave out the code cells (.cell_input, about half of their time), except on the few pages
-# that together show every syntax-highlighting class any English page's code uses
-# (code_colour_pages): a class has one colour on one background on every page, so each is read
-# once. The other rules read the code cells everywhere (a code block must scroll by keyboard).
+# colours; only its words differ, which the other rules still check.
 COLOUR_RULES = ["color-contrast", "link-in-text-block"]
-CODE_CELLS = ".cell_input"
 _AXE_RUN_JS = r"""
-const skipped = arguments[0], codeCellsSkipped = arguments[1], done = arguments[arguments.length - 1];
-const colour = %s.filter(id => !skipped.includes(id));
-const off = ids => Object.fromEntries(ids.map(id => [id, {enabled: false}]));
-(async () => {
-  const wcag = {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa']}, resultTypes: ['violations'],
-                rules: off(codeCellsSkipped ? skipped.concat(colour) : skipped)};
-  let violations = (await axe.run(document, wcag)).violations;
-  if (codeCellsSkipped && colour.length) {
-    const colours = {runOnly: {type: 'rule', values: colour}, resultTypes: ['violations']};
-    const outside = {include: [['body']], exclude: [['%s']]};
-    violations = violations.concat((await axe.run(outside, colours)).violations);
-  }
-  return violations;
-})().then(violations => done(violations.map(v => ({
+const skipped = arguments[0], done = arguments[arguments.length - 1];
+axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa']},
+                   rules: Object.fromEntries(skipped.map(id => [id, {enabled: false}])),
+                   resultTypes: ['violations']})
+  .then(r => done(r.violations.map(v => ({
       id: v.id, impact: v.impact, help: v.help, count: v.nodes.length,
       nodes: v.nodes.slice(0, 5).map(n => n.target.join(' ') + ': ' +
                                         (n.failureSummary || '').replace(/\s+/g, ' ').slice(0, 240))}))))
   .catch(e => done([{id: 'axe-error', impact: 'critical', help: String(e), count: 1, nodes: []}]));
-""" % (json.dumps(COLOUR_RULES), CODE_CELLS)
+"""
 
 # Resolves with the viewport's width once it is arguments[0] px (or after 5 s, whatever it is
 # then), after the next frame has been laid out: a condition, not a fixed wait.
@@ -366,36 +351,6 @@ def colour_rules_skipped(page: str) -> list[str]:
     return []
 
 
-_CODE_CELL_HTML = re.compile(r'<div class="cell_input[^"]*">.*?</pre>', re.S)
-_HIGHLIGHT_CLASS = re.compile(r'<span class="([a-z0-9]+)">')
-
-
-def highlight_classes(page: str) -> set[str]:
-    """The syntax-highlighting classes (Pygments': ``k`` keyword, ``s1`` string, ...) of the
-    code cells of ``page``, read from its HTML."""
-    html = (SITE / page).read_text(encoding="utf-8")
-    return {name for cell in _CODE_CELL_HTML.findall(html) for name in _HIGHLIGHT_CLASS.findall(cell)}
-
-
-@functools.lru_cache(maxsize=None)
-def code_colour_pages() -> tuple[str, ...]:
-    """Few English pages whose code cells together show every highlighting class that the code
-    cells of any English page show (chosen greedily, the page that adds most first)."""
-    classes = {page: highlight_classes(page) for page in site_pages() if not page.startswith("zh/")}
-    left, chosen = set().union(*classes.values()), []
-    while left:
-        page = max(sorted(classes), key=lambda p: len(classes[p] & left))
-        chosen.append(page)
-        left -= classes[page]
-    return tuple(chosen)
-
-
-def code_cells_colour_skipped(page: str) -> bool:
-    """Whether the colour rules leave out the code cells of ``page``: on an English page that
-    is not one of code_colour_pages (the Chinese twins leave out the colour rules altogether)."""
-    return not page.startswith("zh/") and page not in code_colour_pages()
-
-
 def _shot_name(page: str, suffix: str = "") -> str:
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "__", page.removesuffix(".html"))
     return f"{stem}{suffix}.png"
@@ -433,8 +388,7 @@ class Visitor:
         visit.overflowing_equations[DESKTOP_WIDTH] = eq["over"]
         if self.axe_source is not None:
             drv.execute_script(self.axe_source)
-            visit.axe_violations = drv.execute_async_script(
-                _AXE_RUN_JS, colour_rules_skipped(page), code_cells_colour_skipped(page))
+            visit.axe_violations = drv.execute_async_script(_AXE_RUN_JS, colour_rules_skipped(page))
         else:
             visit.axe_violations = [{"id": "axe-missing", "impact": "critical", "count": 1,
                                      "help": f"{AXE_JS_FILE} is missing", "nodes": []}]

@@ -247,47 +247,6 @@ def test_page_passes_axe_wcag_a_and_aa(visitor, page):
     assert not report, f"{page}: accessibility violations:\n" + "\n".join(report)
 
 
-def test_the_code_colour_pages_show_every_highlighting_class_of_the_english_code_cells():
-    from conftest import code_colour_pages, highlight_classes
-
-    shown = {page: highlight_classes(page) for page in PAGES if not page.startswith("zh/")}
-    wanted = set().union(*shown.values())
-    assert {"k", "n", "o", "mi"} <= wanted, f"no code cells read from the built pages: {sorted(wanted)}"
-    covered = set().union(*(shown[page] for page in code_colour_pages()))
-    assert covered == wanted and len(code_colour_pages()) < len(shown) / 4, code_colour_pages()
-
-
-def test_the_colour_rules_leave_out_code_cells_only_where_asked(visitor):
-    """A planted low-contrast keyword in a code cell and a low-contrast paragraph: with the
-    code cells left out only the paragraph is reported; with them in, both."""
-    from conftest import _AXE_RUN_JS, AXE_JS_FILE
-
-    drv = visitor.driver
-    visitor.cache.pop("chapters/05_transformer_block.html", None)  # its next visit reloads it
-    drv.get(visitor.base_url + "chapters/05_transformer_block.html")
-    drv.execute_script("""
-        document.querySelector('.cell_input .highlight .k').style.color = '#bbbbbb';
-        const p = document.createElement('p');
-        p.textContent = 'planted'; p.style.color = '#bbbbbb'; p.style.backgroundColor = '#ffffff';
-        document.querySelector('article').append(p);
-        """)
-    drv.execute_script(AXE_JS_FILE.read_text(encoding="utf-8"))
-
-    def contrast_failures(code_cells_skipped):
-        violations = drv.execute_async_script(_AXE_RUN_JS, [], code_cells_skipped)
-        return [node for v in violations if v["id"] == "color-contrast" for node in v["nodes"]]
-
-    def in_code(nodes):  # each node is "<axe's CSS selector>: <what failed>"
-        targets = [node.split(": Fix")[0] for node in nodes]
-        inside = drv.execute_script(
-            "return arguments[0].map(t => !!document.querySelector(t).closest('.cell_input'))", targets)
-        return [node for node, code in zip(nodes, inside) if code]
-
-    without, with_code = contrast_failures(True), contrast_failures(False)
-    assert len(without) == 1 and not in_code(without), without
-    assert len(with_code) == 2 and len(in_code(with_code)) == 1, with_code
-
-
 @pytest.mark.parametrize("width", [DESKTOP_WIDTH, PHONE_WIDTH])
 @pytest.mark.parametrize("page", CONTENT_PAGES)
 def test_display_equations_fit_their_column(visitor, page, width):
