@@ -21,9 +21,10 @@ below instead of by their number of cells (which put each chapter beside its Chi
 Kernels. The stored outputs were recorded under one set of PyTorch's CPU kernels (AVX-512,
 AVX2 or plain code: ``tools/recorded_kernels.json``, written by ``make record``), except the
 notebooks whose metadata asks for plain code (:func:`records_under_plain_kernels`: chapters
-that train, unless their lesson is how fast the vector kernels are). A run under the recording's kernels would prove
-little about another reader's CPU, so ``--other-kernels`` runs every notebook, both editions,
-under another set (:func:`check_kernels`): the machine's own when they differ from the
+that train, unless their lesson is how fast the vector kernels are). A run under the
+recording's kernels would prove little about another reader's CPU, so ``--other-kernels``
+runs every notebook, both editions, under another set (:func:`check_kernels`): the machine's
+own when they differ from the
 notebook's recording, else the next set down (:func:`second_kernel_set`). A notebook recorded
 under plain code therefore trains under the machine's own vector kernels, at full speed. Both
 editions of a chapter share their set, so a Chinese chapter still loads the English one's runs.
