@@ -266,9 +266,11 @@ def all_notes(sub: Submission) -> list[tuple[str, str]]:
 FEEDBACK_LABELS = {
     "en": dict(points="points", graded_file="Graded file", question="Question", points_col="Points",
                notes="Notes", public="public test", hidden="hidden test", passed="passed",
-               failed="failed"),
+               failed="failed", hidden_not_run="hidden tests: not run (a public test failed, and "
+                                               "the question's points are all or nothing)"),
     "zh": dict(points="分", graded_file="评分的文件", question="题目", points_col="得分",
-               notes="说明", public="公开测试", hidden="隐藏测试", passed="通过", failed="未通过"),
+               notes="说明", public="公开测试", hidden="隐藏测试", passed="通过", failed="未通过",
+               hidden_not_run="隐藏测试：未运行（有公开测试未通过，而本题的分数全有或全无）"),
 }
 
 
@@ -306,6 +308,8 @@ def write_feedback(student: str, subs: list[Submission], exercises: dict, path: 
                 if case.get("message") and not (case["hidden"] and hide_hidden):
                     message = case["message"][:4000]
                     lines += ["", "  ```", *[f"  {m}" for m in message.splitlines()], "  ```", ""]
+            if info.get("hidden_not_run"):
+                lines.append(f"- {say['hidden_not_run']}")
             lines.append("")
     path.write_text("\n".join(lines).rstrip() + "\n", encoding="utf-8", errors="replace")
 

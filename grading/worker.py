@@ -23,6 +23,8 @@ things out; ``grading.grade`` grades a class from a snapshot, with the same ``gr
    sandbox (``grading.sandbox.Namespace``): each call of the student's code is a request with
    its own time limit, and the comparisons, the messages and the points are computed here.
    A question's result is kept as soon as its tests ran; a later failure never takes it back.
+   Every question is all or nothing: once one of its public cases failed, its hidden cases are
+   not run (they could not change its points; the capstone's would train a model).
 
 Everything the grader does for one notebook, reading and scanning it included, keeps to one
 deadline (``timeout`` seconds from the start of ``grade_notebook``). Notes have a kind
@@ -270,6 +272,13 @@ def run_cases(test, path: Path, env, language: str | None, hidden: bool) -> list
     return results
 
 
+def _decided_by_public_cases(test) -> bool:
+    """Whether a question's points are settled by its public cases alone: it is all or nothing
+    and one of them failed. Its hidden cases are then not run: they could not change the points,
+    and they can be long (the capstone's q5 trains a model for a minute and more)."""
+    return bool(test.all_or_nothing) and not all(r.passed for r in test.test_case_results)
+
+
 def first_question_cell(nb) -> int:
     """Index of the first cell that belongs to a question (the cells above set things up)."""
     for index, cell in enumerate(nb.cells):
@@ -345,6 +354,7 @@ def grade_notebook(raw: bytes, exercise: Exercise, limits: Limits, timeout: floa
         # sees a hidden test's inputs before all the messages it may show (public tests) are
         # written, so it cannot pass them on through a public test's failure message.
         started_tests: dict[str, tuple] = {}
+        settled: set[str] = set()  # questions whose hidden cases were not run
         for hidden in (False, True):
             for question, path in exercise.tests.items():
                 if question in result["questions"]:
@@ -355,6 +365,9 @@ def grade_notebook(raw: bytes, exercise: Exercise, limits: Limits, timeout: floa
                         "cases": [], "error": "not graded: the submission's time limit was reached"}
                     notes.add("limits", f"the whole submission ran out of time ({timeout:g} s); "
                                         f"questions not yet graded get 0")
+                    continue
+                if hidden and _decided_by_public_cases(started_tests[question][0]):
+                    settled.add(question)
                     continue
                 try:
                     _run_question(started_tests, question, path, env, language, hidden)
@@ -374,7 +387,8 @@ def grade_notebook(raw: bytes, exercise: Exercise, limits: Limits, timeout: floa
             result["questions"][question] = {
                 "score": float(test.score), "possible": float(test.possible),
                 "cases": [{"name": c.name, "hidden": c.hidden, "passed": c.passed,
-                           "message": c.message} for c in cases]}
+                           "message": c.message} for c in cases],
+                "hidden_not_run": question in settled}
             if any("time limit of the whole submission" in c.message for c in cases):
                 notes.add("limits", f"the whole submission ran out of time ({timeout:g} s) "
                                     f"during the tests of {question}")

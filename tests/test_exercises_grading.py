@@ -94,9 +94,11 @@ def test_feedback_file_speaks_the_language_of_the_graded_notebook(tmp_path):
 
     def graded(language):
         case = {"name": "q1", "hidden": False, "passed": False, "message": "causal_mask(4) ..."}
-        result = {"score": 0.0, "possible": 2.0, "sha256": "0" * 64, "notes": [],
+        result = {"score": 0.0, "possible": 3.0, "sha256": "0" * 64, "notes": [],
                   "questions": {"q1": {"score": 0.0, "possible": 2.0, "cases": [
-                      case, {**case, "hidden": True, "passed": True}]}}}
+                      case, {**case, "hidden": True, "passed": True}]},
+                                "q2": {"score": 0.0, "possible": 1.0, "cases": [case],
+                                       "hidden_not_run": True}}}
         if language:
             result["language"] = language
         return Submission("alice", Path("alice.ipynb"), "ex03_masking", result=result)
@@ -108,10 +110,12 @@ def test_feedback_file_speaks_the_language_of_the_graded_notebook(tmp_path):
         pages[language] = (tmp_path / "f.md").read_text(encoding="utf-8")
     assert pages[None] == pages["en"]  # results stored before the language was recorded
     assert "- public test 1: failed" in pages["en"] and "- hidden test 1: passed" in pages["en"]
-    assert "## Exercise 3: 0 / 2 points" in pages["en"]
+    assert "## Exercise 3: 0 / 3 points" in pages["en"]
+    assert pages["en"].count("- hidden tests: not run (a public test failed") == 1
+    assert pages["zh"].count("- 隐藏测试：未运行（有公开测试未通过") == 1
     assert "- 公开测试 1: 未通过" in pages["zh"] and "- 隐藏测试 1: 通过" in pages["zh"]
     assert "| 题目 | 得分 |" in pages["zh"]
-    assert "## Exercise 3: 0 / 2 分" in pages["zh"]
+    assert "## Exercise 3: 0 / 3 分" in pages["zh"]
 
 
 # ------------------------------------------------------------------ the instructor command
@@ -154,7 +158,8 @@ def test_instructor_command_grades_solutions_and_known_bugs_like_selfcheck(tmp_p
     full marks and no notes (the sandbox's proxies change no verdict); each bug loses exactly
     its question's points, as in selfcheck. So the capstone's q5, the grader's own training run
     through the proxies, is graded here for the solution (full marks) and for a training bug
-    (q5 only lost): nowhere else in `make test`. Every other known bug is graded in both
+    (q5 only lost; its public case catches the bug, so the training, a hidden case, is not run
+    again for nothing): nowhere else in `make test`. Every other known bug is graded in both
     languages by tests/test_checks_language.py, and bugs through the sandbox by the hostile
     class of tests/test_grading_adversarial.py."""
     import nbformat
@@ -192,5 +197,11 @@ def test_instructor_command_grades_solutions_and_known_bugs_like_selfcheck(tmp_p
                 assert float(rows["buggy"][f"{short}.{question}"]) == wanted, \
                     _why(tmp_path / "results", "buggy", exercise, question)
     assert float(rows["solution"]["total"]) == total == float(rows["solution"]["possible"])
+    for exercise, question in bugs.items():  # q5's training (hidden) runs for the solution only
+        for student, skipped in (("solution", False), ("buggy", True)):
+            [raw] = (tmp_path / "results").glob(f"raw/{student}-*__{exercise}.json")
+            graded = json.loads(raw.read_text(encoding="utf-8"))["questions"][question]
+            assert graded["hidden_not_run"] is skipped, _why(tmp_path / "results", student, exercise, question)
+            assert any(case["hidden"] for case in graded["cases"]) is not skipped
     for kind in ("duplicate", "tampering", "sandbox", "limits", "errors", "other"):
         assert rows["solution"][kind] == "", (kind, rows["solution"][kind])
