@@ -95,3 +95,34 @@ def test_a_zero_stride_tensor_sent_back_is_refused_before_it_grows(sandbox):
         "import time; time.sleep(30)")}, 10))
     assert outcome == "error" and isinstance(value, SandboxError), (outcome, value)
     assert "malformed message (ValueError)" in str(value)
+
+
+# Inside the sandbox: the modules loaded from the virtualenv whose .pyc is not on disk (each was
+# compiled from its source in this process, as it will be in every sandbox).
+COMPILED_HERE = """
+import os, sys, sysconfig
+_venv = sysconfig.get_paths()["purelib"]
+compiled_here = sorted(name for name, module in list(sys.modules.items())
+                       if (getattr(module, "__file__", None) or "").startswith(_venv)
+                       and getattr(module, "__cached__", None)
+                       and not os.path.exists(module.__cached__))
+"""
+
+
+def test_every_module_the_exercises_import_in_a_sandbox_was_compiled_by_the_install(sandbox):
+    """The sandbox cannot write a .pyc (it sees the virtualenv read-only): a module it imports
+    without one is compiled again in every sandbox. Every handout's code cells, run in one
+    sandbox as a grading would (check cells and `skip-in-grading` cells left out; a stub may
+    raise), import only modules that the install compiled (`python -m grading.precompile`)."""
+    import nbformat
+
+    from grading.submission import is_check_cell
+    from grading.worker import SKIP_TAG
+
+    for notebook in sorted((Path(__file__).resolve().parents[1] / "exercises").glob("*/*.ipynb")):
+        for cell in nbformat.read(notebook, as_version=4).cells:
+            if cell.cell_type == "code" and not is_check_cell(cell.source) \
+                    and SKIP_TAG not in cell.metadata.get("tags", []):
+                sandbox.request({"op": "run", "source": cell.source}, LIMITS.cell)
+    run(sandbox, COMPILED_HERE)
+    assert Namespace(lambda: sandbox).get("compiled_here") == []
