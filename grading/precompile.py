@@ -11,17 +11,19 @@ transformers). Every other module compiles once, on its first import, in a proce
 write: a test, a notebook's kernel, the book's build.
 
 The packages are found, not listed: this process imports what the sandbox's child imports
-before the first cell (``grading.sandbox_child.main``) and what the exercises' handouts import,
-and compiles whole each top-level package of the virtualenv that a loaded module came from
-(so a module that the sandbox imports later, lazily, is compiled too).
+before the first cell (``grading.sandbox_child.main``), every module of ``mha`` and what the
+exercises' handouts import, and compiles whole each top-level package of the virtualenv that a
+loaded module came from (so a module that the sandbox imports later, lazily, is compiled too).
 """
 from __future__ import annotations
 
 import ast
 import compileall
 import contextlib
+import importlib
 import io
 import json
+import pkgutil
 import sys
 import sysconfig
 from pathlib import Path
@@ -53,11 +55,16 @@ def handout_imports(notebooks=HANDOUTS) -> set[str]:
 
 
 def import_as_a_sandbox_does() -> None:
-    """Import what a sandbox imports: torch and IPython's shell before the first cell, then the
-    handouts' imports, `%matplotlib inline` and a traceback, run by that shell."""
+    """Import what a sandbox imports: torch and IPython's shell before the first cell, every
+    module of mha (the graded code runs the grader's copy of it: a check may reach any part),
+    then the handouts' imports, `%matplotlib inline` and a traceback, run by that shell."""
     import torch  # noqa: F401
 
+    import mha
     from grading.sandbox_child import make_shell
+
+    for module in pkgutil.walk_packages(mha.__path__, "mha."):
+        importlib.import_module(module.name)
 
     shell = make_shell()
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
