@@ -445,18 +445,6 @@ def install_otter_stub() -> None:
     sys.modules["otter"] = otter
 
 
-def make_shell():
-    """The IPython shell that runs the notebook's cells (``grading.precompile`` makes one too)."""
-    from IPython.core.interactiveshell import InteractiveShell
-    from traitlets.config import Config
-
-    config = Config()
-    config.HistoryManager.enabled = False
-    config.InteractiveShell.colors = "NoColor"
-    config.InteractiveShell.xmode = "Plain"
-    return InteractiveShell.instance(config=config)
-
-
 def main() -> None:
     rfd, wfd = int(sys.argv[1]), int(sys.argv[2])
     try:  # die with our parent (bwrap), whose own parent is the grader
@@ -469,8 +457,14 @@ def main() -> None:
     child = Child(rfd, wfd)
     signal.signal(signal.SIGINT, child.on_interrupt)
     import torch  # noqa: F401  (imported before the first cell: the start-up is timed apart)
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
 
-    child.shell = make_shell()
+    config = Config()
+    config.HistoryManager.enabled = False
+    config.InteractiveShell.colors = "NoColor"
+    config.InteractiveShell.xmode = "Plain"
+    child.shell = InteractiveShell.instance(config=config)
     install_otter_stub()
     child.send({"ready": True, "pid": os.getpid()})
     child.serve()

@@ -113,7 +113,8 @@ def test_every_module_the_exercises_import_in_a_sandbox_was_compiled_by_the_inst
     """The sandbox cannot write a .pyc (it sees the virtualenv read-only): a module it imports
     without one is compiled again in every sandbox. Every handout's code cells, run in one
     sandbox as a grading would (check cells and `skip-in-grading` cells left out; a stub may
-    raise), import only modules that the install compiled (`python -m grading.precompile`)."""
+    raise), import only modules that the install compiled (the Makefile's compileall: a package
+    left out of it must be one no sandbox imports)."""
     import nbformat
 
     from grading.submission import is_check_cell
