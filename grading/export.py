@@ -177,7 +177,7 @@ def case_lines(info: dict) -> list[str]:
         lines.append(f"{kind} test {counts[case['hidden']]}: {verdict}")
         if case.get("message") and (case["passed"] or not case["hidden"]):
             lines += ["    " + m for m in case["message"][:4000].splitlines()]
-    if info.get("hidden_not_run"):
+    if info.get("hidden_not_run"):  # grade.py's FEEDBACK_LABELS text: grade.py is not exported
         lines.append("hidden tests: not run (a public test failed, and the question's points "
                      "are all or nothing)")
     return lines

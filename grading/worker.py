@@ -279,6 +279,14 @@ def _decided_by_public_cases(test) -> bool:
     return bool(test.all_or_nothing) and not all(r.passed for r in test.test_case_results)
 
 
+def graded_cells(nb) -> list[tuple[int, str]]:
+    """(index, source) of the code cells a grading runs: not the check cells, nor the cells
+    tagged ``skip-in-grading``."""
+    return [(i, c.source) for i, c in enumerate(nb.cells)
+            if c.cell_type == "code" and not is_check_cell(c.source)
+            and SKIP_TAG not in c.metadata.get("tags", [])]
+
+
 def first_question_cell(nb) -> int:
     """Index of the first cell that belongs to a question (the cells above set things up)."""
     for index, cell in enumerate(nb.cells):
@@ -323,9 +331,7 @@ def grade_notebook(raw: bytes, exercise: Exercise, limits: Limits, timeout: floa
               "status": "graded", "questions": {}}
     try:
         nb = read_notebook(raw)
-        cells = [(i, c.source) for i, c in enumerate(nb.cells)
-                 if c.cell_type == "code" and not is_check_cell(c.source)
-                 and SKIP_TAG not in c.metadata.get("tags", [])]
+        cells = graded_cells(nb)
         language = notebook_language(nb)  # the Chinese edition's notebooks get Chinese feedback
         inspect_submission(nb, exercise, notes, deadline)
         setup_cells = first_question_cell(nb)
